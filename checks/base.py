@@ -1,0 +1,70 @@
+"""What a check is: declared probes, a pure parser, a pure cluster-wide evaluator.
+
+The engine owns all I/O. A check never opens a connection or a file: it names the commands it
+wants run (``probes``), turns their output into JSON-able facts (``parse``), and turns every
+host's facts into findings (``evaluate``). Parsers must never raise on odd output: they record
+what they could not read in the facts, and ``evaluate`` turns that into an ``error`` finding.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from preflight.batch import Probe, ProbeOutput
+from preflight.inventory import ClusterSpec, Host
+from preflight.model import Finding, Status
+
+Facts = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class EvalContext:
+    """Everything an evaluator may look at besides the facts."""
+
+    cluster: ClusterSpec
+    hosts: Sequence[Host]
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Check(abc.ABC):
+    """A passive check: gather facts on every host, then judge them across the cluster."""
+
+    family: ClassVar[str]  # first part of every finding id, e.g. "sysctl"
+    summary: ClassVar[str]  # one line for `preflight list-checks`
+    params: ClassVar[Mapping[str, Any]] = {}  # parameter name -> default (documents the type too)
+
+    @abc.abstractmethod
+    def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
+        """Commands to run on ``host``; keys must be unique within the check."""
+
+    @abc.abstractmethod
+    def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
+        """Pure: probe outputs of one host -> facts. Never raises."""
+
+    @abc.abstractmethod
+    def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
+        """Pure: facts of every reachable host -> findings."""
+
+
+def majority(values: Mapping[str, Any]) -> tuple[Any, bool]:
+    """The most common value and whether it is a strict majority.
+
+    >>> majority({"a": "1", "b": "1", "c": "2"})
+    ('1', True)
+    >>> majority({"a": "1", "b": "2"})[1]
+    False
+    """
+    counts = Counter(values.values()).most_common()
+    if not counts:
+        return None, False
+    top, count = counts[0]
+    return top, count * 2 > len(values)
+
+
+def finding(check: str, host: str | None, status: Status, message: str, **extra: Any) -> Finding:
+    """Shorthand that keeps evaluators readable."""
+    return Finding(check=check, host=host, status=status, message=message, **extra)

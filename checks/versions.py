@@ -1,0 +1,203 @@
+"""versions: python, torch, torch_npu, CUDA, NCCL, CANN and driver versions, and their drift.
+
+Versions are read without importing torch (an import costs seconds and can hang on a broken
+driver): package metadata for torch / torch_npu / the NCCL wheel, torch/version.py for the CUDA
+torch was built with, install-info files for CANN and the Ascend driver, /proc for the NVIDIA
+driver. The cluster majority decides what is right; an explicit expectation may be configured:
+
+    checks:
+      versions:
+        expect: {torch: "2.4.0"}
+
+>>> parse_install_files("== toolkit /x/ascend_toolkit_install.info\\nversion=8.0.0\\n")["cann"]
+'8.0.0'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from preflight.batch import Probe, ProbeOutput
+from preflight.checks.base import Check, EvalContext, Facts, finding, majority
+from preflight.inventory import ClusterSpec, Host
+from preflight.model import Finding, Status
+
+# Runs on the node under the configured interpreter; must work on python >= 3.6 and import nothing heavy.
+PYTHON_PROBE = r"""
+import json, os, platform, re, sys
+out = {"python": platform.python_version(), "executable": sys.executable}
+try:
+    from importlib import metadata as md
+except ImportError:
+    md = None
+def dist(*names):
+    for name in names:
+        try:
+            return md.version(name)
+        except Exception:
+            pass
+    return None
+out["torch"] = dist("torch") if md else None
+out["torch_npu"] = dist("torch_npu", "torch-npu") if md else None
+out["nccl"] = dist("nvidia-nccl-cu13", "nvidia-nccl-cu12", "nvidia-nccl-cu11") if md else None
+out["cuda"] = None
+try:
+    import importlib.util
+    spec = importlib.util.find_spec("torch")
+    if spec and spec.submodule_search_locations:
+        path = os.path.join(list(spec.submodule_search_locations)[0], "version.py")
+        with open(path) as handle:
+            found = re.search(r"^cuda\s*(?::[^=]*)?=\s*['\"]([^'\"]+)['\"]", handle.read(), re.M)
+        out["cuda"] = found.group(1) if found else None
+except Exception:
+    pass
+print(json.dumps(out))
+"""
+
+INSTALL_FILES = r"""
+for f in /usr/local/Ascend/ascend-toolkit/latest/*-linux/ascend_toolkit_install.info \
+         /usr/local/Ascend/ascend-toolkit/latest/ascend_toolkit_install.info; do
+  [ -r "$f" ] && { echo "== toolkit $f"; cat "$f"; echo; }
+done
+f=/usr/local/Ascend/driver/version.info; [ -r "$f" ] && { echo "== driver $f"; cat "$f"; echo; }
+f=/proc/driver/nvidia/version; [ -r "$f" ] && { echo "== nvidia $f"; cat "$f"; echo; }
+true
+"""
+
+
+@dataclass(frozen=True)
+class Component:
+    key: str  # fact key and finding id suffix
+    label: str
+    required_on: tuple[str, ...]  # accelerators on which it must be installed
+    remedy: str
+
+
+COMPONENTS = (
+    Component("python", "Python", ("npu", "gpu", "cpu"), "install the same Python on every node"),
+    Component("torch", "torch", ("npu", "gpu", "cpu"), "pip install torch==<version> in the training environment"),
+    Component("torch_npu", "torch_npu", ("npu",), "pip install torch_npu==<version> matching torch and CANN"),
+    Component("cuda", "CUDA (torch build)", ("gpu",), "install the torch wheel built for the cluster's CUDA"),
+    Component("nccl", "NCCL (wheel)", (), "pip install the same nvidia-nccl-cuXX version everywhere"),
+    Component("cann", "CANN toolkit", ("npu",), "install the same CANN toolkit (Ascend-cann-toolkit_*.run) everywhere"),
+    Component("npu_driver", "Ascend driver", ("npu",), "install the same Ascend driver everywhere"),
+    Component("gpu_driver", "NVIDIA driver", ("gpu",), "install the same NVIDIA driver everywhere"),
+)
+
+
+def parse_install_files(text: str) -> dict[str, str | None]:
+    """Versions from the install-info section dump printed by INSTALL_FILES."""
+    found: dict[str, str | None] = {"cann": None, "npu_driver": None, "gpu_driver": None}
+    section = ""
+    for line in text.splitlines():
+        if line.startswith("== "):
+            section = line.split()[1] if len(line.split()) > 1 else ""
+            continue
+        key, sep, value = line.partition("=")
+        if section == "toolkit" and sep and key.strip().lower() == "version" and found["cann"] is None:
+            found["cann"] = value.strip() or None
+        elif section == "driver" and sep and key.strip().lower() == "version" and found["npu_driver"] is None:
+            found["npu_driver"] = value.strip() or None
+        elif section == "nvidia" and found["gpu_driver"] is None:
+            match = re.search(r"Kernel Module(?: for \S+)?\s+(\d+(?:\.\d+)+)", line)
+            found["gpu_driver"] = match.group(1) if match else None
+    return found
+
+
+class VersionsCheck(Check):
+    family = "versions"
+    summary = "python, torch, torch_npu, CUDA, NCCL, CANN and driver versions present and equal on every host"
+    params: ClassVar[Mapping[str, Any]] = {"expect": {}}
+
+    def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
+        return [
+            Probe("python", shlex.join([host.python, "-c", PYTHON_PROBE]), timeout=15),
+            Probe("install_files", INSTALL_FILES, timeout=5),
+        ]
+
+    def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
+        facts: Facts = {key.key: None for key in COMPONENTS}
+        python = outputs["python"]
+        try:
+            data = json.loads(python.stdout.strip().splitlines()[-1]) if python.ok else None
+        except (ValueError, IndexError):
+            data = None
+        if isinstance(data, dict):
+            facts.update({k: _text(data.get(k)) for k in ("python", "torch", "torch_npu", "cuda", "nccl")})
+            facts["executable"] = _text(data.get("executable"))
+        else:
+            reason = python.stderr.strip() or python.stdout.strip() or f"exit status {python.exit_status}"
+            facts["python_error"] = reason[-300:]
+        facts.update(parse_install_files(outputs["install_files"].stdout))
+        return facts
+
+    def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
+        expect = ctx.params.get("expect") or {}
+        findings: list[Finding] = []
+        broken = {h for h, f in facts.items() if f.get("python_error")}
+        for host in sorted(broken):
+            findings.append(finding(
+                "versions.python", host, Status.ERROR,
+                f"versions.python: the interpreter could not run: {facts[host]['python_error']}",
+                remedy="set `python:` for this host in hosts.yaml to the training environment's interpreter"))
+        for component in COMPONENTS:
+            python_level = component.key in ("python", "torch", "torch_npu", "cuda", "nccl")
+            values = {h: _comparable(component.key, f.get(component.key)) for h, f in facts.items()
+                      if not (python_level and h in broken)}
+            shown = {h: facts[h].get(component.key) for h in values}
+            findings += _judge(component, values, shown, ctx, expect.get(component.key))
+        return findings
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _comparable(key: str, value: str | None) -> str | None:
+    """Python compares on major.minor (patch releases interoperate); the rest on the full string."""
+    if key == "python" and value:
+        return ".".join(value.split(".")[:2])
+    return value
+
+
+def _judge(component: Component, values: Mapping[str, str | None], shown: Mapping[str, str | None],
+           ctx: EvalContext, expected: object) -> list[Finding]:
+    check = f"versions.{component.key}"
+    if not values:
+        return []
+    present = {h: v for h, v in values.items() if v is not None}
+    required = ctx.cluster.accelerator in component.required_on
+    if not present:
+        if expected is not None or required:
+            status = Status.WARN if component.key == "torch" else Status.FAIL
+            return [finding(check, h, status, f"{check}: {component.label} not found on this host",
+                            expected=str(expected) if expected else "installed", remedy=component.remedy)
+                    for h in sorted(values)]
+        return [finding(check, None, Status.SKIP, f"{check}: {component.label} is not installed on any host")]
+    if expected is not None:
+        target, reason = _comparable(component.key, str(expected)), "the configured expectation"
+    else:
+        target, strict = majority(present)
+        reason = "the cluster majority"
+        if not strict:
+            spread = ", ".join(f"{h}={shown[h] or 'missing'}" for h in sorted(values))
+            return [finding(check, h, Status.FAIL, f"{check}: {component.label} differs with no majority: {spread}",
+                            observed=shown[h] or "missing", remedy=component.remedy) for h in sorted(values)]
+    findings = []
+    for host in sorted(values):
+        value, full = values[host], shown[host]
+        if value == target:
+            findings.append(finding(check, host, Status.PASS, f"{check}: {component.label} {full}",
+                                    observed=full, expected=str(target)))
+        else:
+            what = "missing" if value is None else full
+            findings.append(finding(
+                check, host, Status.FAIL,
+                f"{check}: {component.label} is {what} on {host}, but {target} per {reason}",
+                observed=what, expected=str(target), remedy=component.remedy))
+    return findings

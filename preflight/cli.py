@@ -1,0 +1,152 @@
+"""Command line: ``preflight run``, ``preflight list-checks``.
+
+Exit codes: 0 no fail/error finding; 1 a fail or error finding; 2 usage or configuration error;
+130 interrupted (the partial report is still written, marked incomplete).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from types import FrameType
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from preflight import __version__, recorder
+from preflight.checks import all_checks, known_params
+from preflight.engine import Engine, HostGather, RunOptions
+from preflight.inventory import InventoryError, load_inventory, local_inventory
+from preflight.model import Status
+from preflight.render import json_report, terminal
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Cluster preflight checks for distributed deep-learning training.")
+
+
+def _split(values: list[str] | None) -> list[str]:
+    return [item.strip() for value in values or [] for item in value.split(",") if item.strip()]
+
+
+def _fail_usage(message: str) -> typer.Exit:
+    sys.stderr.write(f"preflight: {message}\n")  # unwrapped: scripts grep for FILE:LINE
+    return typer.Exit(EXIT_USAGE)
+
+
+def _default_report_dir() -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    base = Path("reports") / stamp
+    candidate, n = base, 1
+    while True:  # two runs in the same second get different folders
+        try:
+            candidate.mkdir(parents=True, exist_ok=False)
+            return candidate
+        except FileExistsError:
+            n += 1
+            candidate = base.with_name(f"{stamp}-{n}")
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@app.command()
+def run(
+    hosts: Annotated[Path | None, typer.Option("--hosts", "-H", help="hosts.yaml; default: this machine")] = None,
+    checks: Annotated[list[str] | None, typer.Option("--checks", "-c", help="only these check families "
+                                                        "or ids (comma separated)")] = None,
+    skip: Annotated[list[str] | None, typer.Option("--skip", help="skip these check families")] = None,
+    parallel: Annotated[int, typer.Option(help="hosts gathered at once", min=1)] = 64,
+    connect_timeout: Annotated[float, typer.Option(help="seconds to connect and authenticate", min=0.1)] = 10.0,
+    command_timeout: Annotated[float | None, typer.Option(help="cap on each probe's seconds", min=0.1)] = None,
+    host_timeout: Annotated[float, typer.Option(help="seconds for one host's whole gather", min=1)] = 60.0,
+    accept_new_host_keys: Annotated[bool, typer.Option(help="trust and record unknown host keys "
+                                                        "(never changed ones)")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="print the JSON report instead")] = False,
+    report_dir: Annotated[Path | None, typer.Option(help="where report.json goes "
+                                                        "(default reports/<UTC time>/)")] = None,
+    record: Annotated[Path | None, typer.Option(help="also write parse fixtures of every probe here")] = None,
+) -> None:
+    """Check every host of the cluster (or this machine) and report."""
+    try:
+        inventory = load_inventory(hosts, known_params()) if hosts else local_inventory()
+    except InventoryError as exc:
+        raise _fail_usage(str(exc)) from None
+    selected = _split(checks)
+    skipped = set(_split(skip))
+    families = {c.family for c in all_checks()}
+    unknown = [s for s in [*selected, *skipped] if s.split(".")[0] not in families]
+    if unknown:
+        raise _fail_usage(f"unknown check {', '.join(unknown)} (see `preflight list-checks`)")
+    chosen = [c for c in all_checks() if c.family not in skipped
+              and (not selected or any(s.split(".")[0] == c.family for s in selected))]
+    options = RunOptions(parallel=parallel, connect_timeout=connect_timeout, command_timeout=command_timeout,
+                         host_timeout=host_timeout, accept_new_host_keys=accept_new_host_keys,
+                         only=tuple(selected))
+    out = Console(markup=False, highlight=False)
+    err = Console(stderr=True, markup=False, highlight=False)
+    live = err.is_terminal and not json_out
+    progress = Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("{task.fields[status]}"), TimeElapsedColumn(), console=err, transient=True,
+                        disable=not live)
+    task = progress.add_task("hosts", total=len(inventory.hosts), status="")
+    problems: list[str] = []
+
+    def host_done(gather: HostGather) -> None:
+        if any(f.status in (Status.FAIL, Status.ERROR) for f in gather.findings):
+            problems.append(gather.host.name)
+        running = len(inventory.hosts) - progress.tasks[0].completed - 1
+        progress.update(task, advance=1, status=f"unreachable {len(problems)}  running {running}")
+
+    engine = Engine(inventory, chosen, options, on_host_done=host_done)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    complete = True
+    try:
+        with progress:
+            engine.gather()
+    except KeyboardInterrupt:
+        complete = False
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    report = engine.report(complete=complete)
+    if record:
+        recorder.record(engine, record)
+    directory = report_dir or _default_report_dir()
+    path = json_report.write(report, directory)
+    if json_out:
+        sys.stdout.write(json_report.dumps(report))
+    else:
+        terminal.render(report, out)
+        out.print(f"\nreport: {path}")
+    if not complete:
+        err.print("preflight: interrupted; partial report written, marked incomplete", style="yellow")
+        raise typer.Exit(EXIT_INTERRUPTED)
+    raise typer.Exit(report.exit_code())
+
+
+@app.command("list-checks")
+def list_checks() -> None:
+    """List the check families with one line each."""
+    for check in all_checks():
+        params = ", ".join(f"{k}={v!r}" for k, v in check.params.items())
+        print(f"{check.family:<10} {check.summary}" + (f"  [params: {params}]" if params else ""))
+
+
+@app.command()
+def version() -> None:
+    """Print the version."""
+    print(__version__)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+"""The engine: gather every host's probes in one round trip each, concurrently, then evaluate.
+
+It owns all I/O. Checks only declare probes and judge facts; a host that cannot be reached, or
+does not finish in time, becomes an ``error`` finding while every other host is still checked.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from preflight import __version__
+from preflight.batch import Probe, ProbeOutput, build_script, new_nonce, parse_output
+from preflight.checks.base import Check, EvalContext, Facts
+from preflight.inventory import Host, Inventory
+from preflight.model import Finding, HostResult, Report, Status
+from preflight.transport.base import Transport, TransportError
+from preflight.transport.local import LocalTransport
+from preflight.transport.ssh import SSHTransport
+
+TransportFactory = Callable[[Host], Transport]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    parallel: int = 64
+    connect_timeout: float = 10.0
+    command_timeout: float | None = None  # caps every probe's own timeout
+    host_timeout: float = 60.0  # bounds one host's whole gather, connect included
+    accept_new_host_keys: bool = False
+    only: Sequence[str] = ()  # finding-id prefixes to keep (families or dotted ids)
+
+
+@dataclass
+class HostGather:
+    """What came back from one host."""
+
+    host: Host
+    result: HostResult
+    outputs: dict[str, dict[str, ProbeOutput]] = field(default_factory=dict)  # family -> probe key -> output
+    findings: list[Finding] = field(default_factory=list)
+
+
+def ssh_transport_factory(options: RunOptions) -> TransportFactory:
+    def make(host: Host) -> Transport:
+        if host.address in ("localhost", "local") and host.proxy_jump is None and host.port == 22 \
+                and host.identity_file is None:
+            return LocalTransport()
+        return SSHTransport(host, options.connect_timeout, options.accept_new_host_keys)
+    return make
+
+
+class Engine:
+    def __init__(
+        self,
+        inventory: Inventory,
+        checks: Sequence[Check],
+        options: RunOptions = RunOptions(),
+        transport_factory: TransportFactory | None = None,
+        on_host_done: Callable[[HostGather], None] | None = None,
+    ) -> None:
+        self.inventory = inventory
+        self.checks = list(checks)
+        self.options = options
+        self.make_transport = transport_factory or ssh_transport_factory(options)
+        self.on_host_done = on_host_done
+        self.gathered: dict[str, HostGather] = {}
+        self._lock = threading.Lock()
+        self._live: dict[str, Transport] = {}
+        self.started = datetime.now(timezone.utc)
+
+    # --- gather ---------------------------------------------------------------------------------
+
+    def plan(self, host: Host) -> list[tuple[Check, Probe]]:
+        """Every probe for ``host``, with keys made unique as ``family.key``."""
+        cap = self.options.command_timeout
+        planned = []
+        for check in self.checks:
+            for probe in check.probes(host, self.inventory.cluster):
+                timeout = min(probe.timeout, cap) if cap else probe.timeout
+                planned.append((check, Probe(f"{check.family}.{probe.key}", probe.command, timeout)))
+        return planned
+
+    def gather_host(self, host: Host) -> HostGather:
+        start = time.monotonic()
+        transport = self.make_transport(host)
+        with self._lock:
+            self._live[host.name] = transport
+        try:
+            transport.connect()
+            planned = self.plan(host)
+            nonce = new_nonce()
+            remaining = max(1.0, self.options.host_timeout - (time.monotonic() - start))
+            execution = transport.run_script(build_script([p for _, p in planned], nonce), remaining)
+            outputs = parse_output(execution.stdout, [p.key for _, p in planned], nonce)
+        except TransportError as exc:
+            return self._unreachable(host, start, exc.kind, exc.message)
+        except Exception as exc:  # a transport bug or a dropped connection must not end the run
+            return self._unreachable(host, start, "ssh", f"{type(exc).__name__}: {exc}")
+        finally:
+            transport.close()
+            with self._lock:
+                self._live.pop(host.name, None)
+        seconds = time.monotonic() - start
+        gather = HostGather(host, HostResult(host.name, host.address, True, seconds))
+        for check, probe in planned:
+            gather.outputs.setdefault(check.family, {})[probe.key.split(".", 1)[1]] = outputs[probe.key]
+        if execution.timed_out:
+            unfinished = sorted({c.family for c, p in planned if outputs[p.key].exit_status is None})
+            gather.findings.append(Finding(
+                "ssh.session", host.name, Status.ERROR,
+                f"ssh.session: {host.name} did not finish within {self.options.host_timeout:g} s; "
+                f"checks not completed: {', '.join(unfinished) or 'none'}",
+                observed=f"{seconds:.1f} s", expected=f"< {self.options.host_timeout:g} s"))
+        else:
+            gather.findings.append(Finding("ssh.connect", host.name, Status.PASS,
+                                           f"ssh.connect: ran {len(planned)} probes in {seconds:.2f} s",
+                                           observed=f"{seconds:.2f} s"))
+        return gather
+
+    def _unreachable(self, host: Host, start: float, kind: str, message: str) -> HostGather:
+        seconds = time.monotonic() - start
+        result = HostResult(host.name, host.address, False, seconds, error=kind)
+        remedy = {
+            "hostkey-unknown": f"ssh-keyscan -p {host.port} {host.address} >> ~/.ssh/known_hosts "
+                               "(after checking the fingerprint)",
+            "hostkey-changed": f"ssh-keygen -R {host.address}  # only if the node was really reinstalled",
+            "refused": "systemctl start sshd  (on the node)",
+            "auth": f"ssh-copy-id -p {host.port} {host.user}@{host.address}",
+        }.get(kind)
+        finding = Finding("ssh.connect", host.name, Status.ERROR, f"ssh.connect: {message}",
+                          observed=kind, expected="connected", remedy=remedy)
+        return HostGather(host, result, findings=[finding])
+
+    def gather(self) -> None:
+        """Gather every host, at most ``parallel`` at once; results land in ``self.gathered``."""
+        hosts = list(self.inventory.hosts)
+        with ThreadPoolExecutor(max_workers=max(1, min(self.options.parallel, len(hosts)))) as pool:
+            pending: set[Future[HostGather]] = {pool.submit(self.gather_host, h) for h in hosts}
+            try:
+                while pending:
+                    done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        gather = future.result()
+                        self.gathered[gather.host.name] = gather
+                        if self.on_host_done:
+                            self.on_host_done(gather)
+            except BaseException:
+                for future in pending:
+                    future.cancel()
+                self.abort()
+                raise
+
+    def abort(self) -> None:
+        """Close every live connection (unblocks workers) — used on Ctrl-C."""
+        with self._lock:
+            live = list(self._live.values())
+        for transport in live:
+            try:
+                transport.close()
+            except Exception:
+                pass
+
+    # --- evaluate -------------------------------------------------------------------------------
+
+    def evaluate(self) -> list[Finding]:
+        findings: list[Finding] = []
+        for gather in self.gathered.values():
+            findings += gather.findings
+        for check in self.checks:
+            facts: dict[str, Facts] = {}
+            for name, gather in self.gathered.items():
+                outputs = gather.outputs.get(check.family)
+                if outputs is None:
+                    continue  # unreachable: ssh.connect already says so
+                if any(o.exit_status is None for o in outputs.values()):
+                    findings.append(Finding(f"{check.family}.gather", name, Status.ERROR,
+                                            f"{check.family}: not gathered: the host timed out"))
+                    continue
+                parsed = _safe_parse(check, outputs)
+                if "parse_error" in parsed:
+                    findings.append(Finding(f"{check.family}.parse", name, Status.ERROR,
+                                            f"{check.family}: could not parse the output: {parsed['parse_error']}"))
+                    continue
+                facts[name] = parsed
+            params = {**check.params, **self.inventory.params.get(check.family, {})}
+            ctx = EvalContext(self.inventory.cluster, self.inventory.hosts, params)
+            try:
+                findings += check.evaluate(facts, ctx)
+            except Exception as exc:
+                findings.append(Finding(f"{check.family}.internal", None, Status.ERROR,
+                                        f"{check.family}: evaluation crashed: {type(exc).__name__}: {exc}"))
+        if self.options.only:
+            findings = [f for f in findings if f.check.startswith("ssh.") or _selected(f.check, self.options.only)]
+        order = {h.name: i for i, h in enumerate(self.inventory.hosts)}
+        return sorted(findings, key=lambda f: (order.get(f.host or "", -1), f.check))
+
+    def report(self, complete: bool = True) -> Report:
+        hosts = [self.gathered[h.name].result if h.name in self.gathered
+                 else HostResult(h.name, h.address, False, 0.0, error="not checked (interrupted)")
+                 for h in self.inventory.hosts]
+        return Report(
+            hosts=hosts,
+            findings=self.evaluate(),
+            checks=[c.family for c in self.checks],
+            started=self.started.isoformat(timespec="seconds"),
+            duration_s=(datetime.now(timezone.utc) - self.started).total_seconds(),
+            complete=complete,
+            tool_version=__version__,
+            extra={"cluster": {
+                "accelerator": self.inventory.cluster.accelerator,
+                "devices_per_host": self.inventory.cluster.devices_per_host,
+                "master": self.inventory.cluster.master,
+                "master_port": self.inventory.cluster.master_port,
+            }},
+        )
+
+    def run(self) -> Report:
+        self.gather()
+        return self.report()
+
+
+def _safe_parse(check: Check, outputs: dict[str, ProbeOutput]) -> Facts:
+    try:
+        return check.parse(outputs)
+    except Exception as exc:  # parsers must not raise; if one does, keep the run going
+        return {"parse_error": f"{type(exc).__name__}: {exc}"}
+
+
+def _selected(check_id: str, only: Sequence[str]) -> bool:
+    return any(check_id == item or check_id.startswith(item + ".") for item in only)

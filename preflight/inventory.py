@@ -1,0 +1,325 @@
+"""hosts.yaml: parse, validate (errors name the line) and expand into a list of hosts.
+
+>>> inv = parse_inventory("hosts:\\n  - name: n[1-2]\\n", Path("hosts.yaml"))
+>>> [h.name for h in inv.hosts], inv.cluster.master
+(['n1', 'n2'], 'n1')
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import paramiko
+import yaml
+from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+
+ACCELERATORS = ("npu", "gpu", "cpu")
+MAX_HOSTS = 100_000
+
+
+class InventoryError(Exception):
+    """A hosts file problem, formatted as ``FILE:LINE: message``."""
+
+    def __init__(self, path: Path | None, line: int | None, message: str) -> None:
+        where = str(path) if path else "<hosts>"
+        if line is not None:
+            where += f":{line}"
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class Host:
+    """One node as preflight reaches it."""
+
+    name: str
+    address: str
+    user: str = "root"
+    port: int = 22
+    identity_file: str | None = None
+    known_hosts: str | None = None
+    python: str = "python3"
+    proxy_jump: str | None = None
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """What the job expects of the cluster as a whole."""
+
+    accelerator: str = "cpu"
+    devices_per_host: int = 1
+    master: str = ""
+    master_port: int = 29500
+
+
+@dataclass(frozen=True)
+class Inventory:
+    hosts: list[Host]
+    cluster: ClusterSpec
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    path: Path | None = None
+
+    def host(self, name: str) -> Host:
+        for host in self.hosts:
+            if host.name == name:
+                return host
+        raise KeyError(name)
+
+
+def local_inventory() -> Inventory:
+    """The inventory of ``preflight run`` without ``--hosts``: this machine alone."""
+    name = os.uname().nodename
+    return Inventory(hosts=[Host(name=name, address="localhost")], cluster=ClusterSpec(master=name))
+
+
+# --- schema -----------------------------------------------------------------------------------
+
+_DEFAULT_KEYS: dict[str, type | tuple[type, ...]] = {
+    "user": str, "port": int, "identity_file": str, "known_hosts": str, "python": str,
+    "proxy_jump": str, "ssh_config": str,
+}
+_HOST_KEYS: dict[str, type | tuple[type, ...]] = {
+    "name": str, "address": str, "user": str, "port": int, "identity_file": str,
+    "known_hosts": str, "python": str, "proxy_jump": str,
+}
+_CLUSTER_KEYS: dict[str, type | tuple[type, ...]] = {
+    "accelerator": str, "devices_per_host": int, "master": str, "master_port": int,
+}
+_TOP_KEYS = ("defaults", "cluster", "hosts", "checks")
+
+
+def load_inventory(path: Path, known_params: Mapping[str, Mapping[str, Any]] | None = None) -> Inventory:
+    """Read and validate a hosts file; raises InventoryError naming the line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InventoryError(path, None, f"cannot read: {exc}") from exc
+    return parse_inventory(text, path, known_params)
+
+
+def parse_inventory(
+    text: str, path: Path | None = None, known_params: Mapping[str, Mapping[str, Any]] | None = None
+) -> Inventory:
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            # Aliases are what YAML bombs are made of, and a hosts file never needs them.
+            if isinstance(event, yaml.AliasEvent):
+                raise InventoryError(path, event.start_mark.line + 1 if event.start_mark else None,
+                                     "YAML anchors/aliases are not supported in hosts files")
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        raise InventoryError(path, line, f"invalid YAML: {exc.problem}") from exc
+    except yaml.YAMLError as exc:
+        raise InventoryError(path, None, f"invalid YAML: {exc}") from exc
+    if root is None:
+        raise InventoryError(path, 1, "the file is empty: expected a 'hosts:' list")
+    return _Reader(path).inventory(root, known_params or {})
+
+
+class _Reader:
+    """Walks the YAML node tree so every error can name its line."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.seen: set[int] = set()
+        self.constructor = yaml.constructor.SafeConstructor()
+
+    def construct(self, node: yaml.Node) -> Any:
+        return self.constructor.construct_object(node, deep=True)
+
+    def error(self, node: yaml.Node, message: str) -> InventoryError:
+        return InventoryError(self.path, node.start_mark.line + 1, message)
+
+    def visit(self, node: yaml.Node) -> None:
+        # Aliases were refused while parsing; a node seen twice would be one (defence in depth).
+        if id(node) in self.seen:
+            raise self.error(node, "YAML anchors/aliases are not supported in hosts files")
+        self.seen.add(id(node))
+
+    def mapping(self, node: yaml.Node, what: str, allowed: Mapping[str, Any]) -> dict[str, tuple[Any, yaml.Node]]:
+        self.visit(node)
+        if not isinstance(node, yaml.MappingNode):
+            raise self.error(node, f"{what} must be a mapping")
+        out: dict[str, tuple[Any, yaml.Node]] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            if not isinstance(key, str) or key not in allowed:
+                known = ", ".join(allowed)
+                raise self.error(key_node, f"unknown key {key!r} in {what} (expected one of: {known})")
+            if key in out:
+                raise self.error(key_node, f"duplicate key {key!r} in {what}")
+            if allowed[key] is not None:  # nested nodes are visited by the reader that walks them
+                self.visit(value_node)
+            out[key] = (self.scalar(value_node, f"{what}.{key}", allowed[key]), value_node)
+        return out
+
+    def scalar(self, node: yaml.Node, what: str, expected: Any) -> Any:
+        if expected is None:  # a nested structure, read by the caller
+            return node
+        if not isinstance(node, yaml.ScalarNode):
+            raise self.error(node, f"{what} must be a single value, not a {type(node).__name__[:-4].lower()}")
+        value = self.construct(node)
+        if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
+            raise self.error(node, f"{what} must be an integer, got {node.value!r}")
+        if expected is str:
+            if value is None or isinstance(value, (list, dict)):
+                raise self.error(node, f"{what} must be a string")
+            value = str(node.value)
+        return value
+
+    def inventory(self, root: yaml.Node, known_params: Mapping[str, Mapping[str, Any]]) -> Inventory:
+        if isinstance(root, yaml.SequenceNode):  # a bare list of names
+            top: dict[str, tuple[Any, yaml.Node]] = {"hosts": (root, root)}
+        else:
+            top = self.mapping(root, "the top level", {k: None for k in _TOP_KEYS})
+        defaults = {k: v for k, (v, _) in self.mapping(top["defaults"][1], "defaults", _DEFAULT_KEYS).items()} \
+            if "defaults" in top else {}
+        if "hosts" not in top:
+            raise self.error(root, "missing 'hosts:' (a list of host names or mappings)")
+        ssh_lookup = _ssh_config_lookup(defaults.pop("ssh_config", None))
+        hosts = self.hosts(top["hosts"][1], defaults, ssh_lookup)
+        cluster = self.cluster(top["cluster"][1] if "cluster" in top else None, hosts)
+        params = self.params(top["checks"][1], known_params) if "checks" in top else {}
+        return Inventory(hosts=hosts, cluster=cluster, params=params, path=self.path)
+
+    def hosts(self, node: yaml.Node, defaults: dict[str, Any],
+              ssh_lookup: Callable[[str], dict[str, Any]]) -> list[Host]:
+        self.visit(node)
+        if not isinstance(node, yaml.SequenceNode) or not node.value:
+            raise self.error(node, "hosts must be a non-empty list")
+        hosts: list[Host] = []
+        where: dict[str, int] = {}
+        for item in node.value:
+            if isinstance(item, yaml.ScalarNode):
+                self.visit(item)
+                entry: dict[str, Any] = {"name": str(item.value)}
+            else:
+                entry = {k: v for k, (v, _) in self.mapping(item, "a host entry", _HOST_KEYS).items()}
+                if "name" not in entry:
+                    raise self.error(item, "a host entry needs 'name'")
+            names = self.expand(item, entry["name"])
+            if len(names) > 1 and "address" in entry:
+                raise self.error(item, f"'address' cannot be given for a range of hosts ({entry['name']})")
+            for name in names:
+                if name in where:
+                    raise self.error(item, f"duplicate host {name!r} (first on line {where[name]})")
+                where[name] = item.start_mark.line + 1
+                hosts.append(self.host(item, name, entry, defaults, ssh_lookup(name)))
+            if len(hosts) > MAX_HOSTS:
+                raise self.error(item, f"more than {MAX_HOSTS} hosts")
+        return hosts
+
+    def expand(self, node: yaml.Node, pattern: str) -> list[str]:
+        if not pattern.strip():
+            raise self.error(node, "empty host name")
+        if _range_size(pattern) > MAX_HOSTS:  # checked before expanding: NodeSet would build them all
+            raise self.error(node, f"host range {pattern!r} expands to more than {MAX_HOSTS} hosts")
+        try:
+            return list(NodeSet(pattern))
+        except (NodeSetParseError, ValueError) as exc:
+            raise self.error(node, f"bad host name or range {pattern!r}: {exc}") from exc
+
+    def host(self, node: yaml.Node, name: str, entry: dict[str, Any], defaults: dict[str, Any],
+             ssh: dict[str, Any]) -> Host:
+        # Precedence: the host's own entry, then ~/.ssh/config for that name, then defaults.
+        merged: dict[str, Any] = {**defaults, **ssh, **{k: v for k, v in entry.items() if k != "name"}}
+        port = merged.get("port", 22)
+        if not 1 <= int(port) <= 65535:
+            raise self.error(node, f"port {port} out of range 1-65535")
+        return Host(
+            name=name,
+            address=merged.get("address") or name,
+            user=merged.get("user", "root"),
+            port=int(port),
+            identity_file=_expand_path(merged.get("identity_file")),
+            known_hosts=_expand_path(merged.get("known_hosts")),
+            python=merged.get("python", "python3"),
+            proxy_jump=merged.get("proxy_jump"),
+        )
+
+    def cluster(self, node: yaml.Node | None, hosts: list[Host]) -> ClusterSpec:
+        spec = ClusterSpec(master=hosts[0].name)
+        if node is None:
+            return spec
+        values = self.mapping(node, "cluster", _CLUSTER_KEYS)
+        for key, (value, value_node) in values.items():
+            if key == "accelerator" and value not in ACCELERATORS:
+                raise self.error(value_node, f"cluster.accelerator must be one of {', '.join(ACCELERATORS)}")
+            if key == "master" and value not in {h.name for h in hosts}:
+                raise self.error(value_node, f"cluster.master {value!r} is not one of the hosts")
+            if key == "master_port" and not 1 <= value <= 65535:
+                raise self.error(value_node, f"cluster.master_port {value} out of range 1-65535")
+            if key == "devices_per_host" and value < 0:
+                raise self.error(value_node, "cluster.devices_per_host must be >= 0")
+            spec = replace(spec, **{key: value})
+        return spec
+
+    def params(self, node: yaml.Node, known: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for family, (family_node, _) in self.mapping(node, "checks", {k: None for k in known}).items():
+            allowed = known[family]
+            values = self.mapping(family_node, f"checks.{family}", {k: None for k in allowed})
+            out[family] = {}
+            for key, (value_node, _) in values.items():
+                value = self.construct(value_node)
+                default = allowed[key]
+                if default is not None and not isinstance(value, type(default)):
+                    raise self.error(value_node, f"checks.{family}.{key} must be {type(default).__name__}")
+                out[family][key] = value
+        return out
+
+
+def _range_size(pattern: str) -> int:
+    """Upper bound of the names a ClusterShell pattern expands to.
+
+    >>> _range_size("n[01-10,20]-ib[0-1],x")
+    23
+    """
+    total = 0
+    for part in re.split(r",(?![^\[]*\])", pattern):
+        size = 1
+        for group in re.findall(r"\[([^\]]*)\]", part):
+            count = 0
+            for item in group.split(","):
+                low, _, high = item.partition("/")[0].partition("-")
+                if low.strip().isdigit() and high.strip().isdigit():
+                    count += abs(int(high) - int(low)) + 1
+                else:
+                    count += 1
+            size *= max(count, 1)
+        total += size
+    return total
+
+
+def _expand_path(value: str | None) -> str | None:
+    return os.path.expanduser(value) if value else None
+
+
+def _ssh_config_lookup(path: str | None) -> Callable[[str], dict[str, Any]]:
+    """Map a host name to the hosts.yaml keys its ~/.ssh/config entry sets (HostName, User, ...)."""
+    config_path = Path(os.path.expanduser(path or "~/.ssh/config"))
+    if not config_path.is_file():
+        return lambda name: {}
+    config = paramiko.SSHConfig.from_path(str(config_path))
+
+    def lookup(name: str) -> dict[str, Any]:
+        entry = config.lookup(name)
+        found: dict[str, Any] = {}
+        if entry.get("hostname") and entry["hostname"] != name:
+            found["address"] = entry["hostname"]
+        if "user" in entry:
+            found["user"] = entry["user"]
+        if "port" in entry:
+            found["port"] = int(entry["port"])
+        if entry.get("identityfile"):
+            found["identity_file"] = entry["identityfile"][0]
+        if "proxyjump" in entry:
+            found["proxy_jump"] = entry["proxyjump"]
+        return found
+
+    return lookup

@@ -1,0 +1,148 @@
+"""The report's data model: findings, hosts and the run summary (the JSON contract).
+
+>>> f = Finding(check="sysctl.somaxconn", host="node2", status=Status.FAIL, message="too low",
+...             observed="128", expected=">= 65535")
+>>> f.to_dict()["status"]
+'fail'
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA = "preflight.report/1"
+
+
+class Status(str, enum.Enum):
+    """Outcome of one check on one host, ordered from best to worst (skip ranks lowest)."""
+
+    SKIP = "skip"
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+    @classmethod
+    def worst(cls, statuses: list[Status]) -> Status:
+        """The worst status of a list (skip when empty).
+
+        >>> Status.worst([Status.PASS, Status.FAIL, Status.WARN]).value
+        'fail'
+        """
+        return max(statuses, key=lambda s: s.rank, default=cls.SKIP)
+
+
+_RANK = {Status.SKIP: 0, Status.PASS: 1, Status.WARN: 2, Status.FAIL: 3, Status.ERROR: 4}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One verdict: a check about a host (or the cluster when ``host`` is None)."""
+
+    check: str
+    host: str | None
+    status: Status
+    message: str
+    observed: str | None = None
+    expected: str | None = None
+    remedy: str | None = None
+    peer: str | None = None
+    device: int | None = None
+    peer_device: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "check": self.check,
+            "host": self.host,
+            "status": self.status.value,
+            "message": self.message,
+            "observed": self.observed,
+            "expected": self.expected,
+            "remedy": self.remedy,
+        }
+        for key in ("peer", "device", "peer_device"):
+            value = getattr(self, key)
+            if value is not None:
+                data[key] = value
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Finding:
+        return cls(
+            check=str(data["check"]),
+            host=data.get("host"),
+            status=Status(data["status"]),
+            message=str(data.get("message", "")),
+            observed=data.get("observed"),
+            expected=data.get("expected"),
+            remedy=data.get("remedy"),
+            peer=data.get("peer"),
+            device=data.get("device"),
+            peer_device=data.get("peer_device"),
+        )
+
+
+@dataclass(frozen=True)
+class HostResult:
+    """What the engine learnt about reaching one host."""
+
+    name: str
+    address: str
+    reachable: bool
+    seconds: float = 0.0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "address": self.address, "reachable": self.reachable,
+                                "seconds": round(self.seconds, 3)}
+        if self.error:
+            data["error"] = self.error
+        return data
+
+
+@dataclass
+class Report:
+    """A whole run: hosts, findings and metadata; ``to_dict`` is the versioned JSON contract."""
+
+    hosts: list[HostResult]
+    findings: list[Finding]
+    checks: list[str]
+    started: str
+    duration_s: float
+    complete: bool = True
+    tool_version: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, int]:
+        counts = {s.value: 0 for s in (Status.PASS, Status.WARN, Status.FAIL, Status.ERROR, Status.SKIP)}
+        for finding in self.findings:
+            counts[finding.status.value] += 1
+        return counts
+
+    def verdict(self) -> Status:
+        return Status.worst([f.status for f in self.findings])
+
+    def exit_code(self) -> int:
+        """0 when nothing failed or errored, else 1 (usage errors exit 2 before a report exists)."""
+        return 1 if self.verdict() in (Status.FAIL, Status.ERROR) else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "tool_version": self.tool_version,
+            "started": self.started,
+            "duration_s": round(self.duration_s, 3),
+            "complete": self.complete,
+            "verdict": self.verdict().value,
+            "checks": self.checks,
+            "hosts": [h.to_dict() for h in self.hosts],
+            "findings": [f.to_dict() for f in self.findings],
+            "summary": self.summary(),
+            **self.extra,
+        }

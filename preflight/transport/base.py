@@ -1,0 +1,45 @@
+"""The transport interface: run one shell script on a host, get its bytes back.
+
+A transport knows nothing about checks. The engine hands it a script (sent on stdin of ``sh -s``,
+so no part of it travels on a command line) and a deadline; it returns what came back, even when
+the deadline cut the run short.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class TransportError(Exception):
+    """A host could not be reached or refused us.
+
+    ``kind`` is a short stable word for reports: refused, timeout, banner, auth, hostkey-unknown,
+    hostkey-changed, resolve, ssh.
+    """
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Execution:
+    """Raw outcome of one script run."""
+
+    stdout: bytes
+    stderr: bytes
+    exit_status: int | None  # None when the run did not finish
+    timed_out: bool
+    seconds: float
+
+
+class Transport(Protocol):
+    """Runs scripts on one host; connect lazily, close when done."""
+
+    def connect(self) -> None: ...
+
+    def run_script(self, script: str, timeout: float) -> Execution: ...
+
+    def close(self) -> None: ...

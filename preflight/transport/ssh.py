@@ -1,0 +1,197 @@
+"""Run scripts on a node over SSH (paramiko), with host keys verified against known_hosts.
+
+Unknown host keys are refused unless ``accept_new_host_keys`` is set (like OpenSSH's
+``StrictHostKeyChecking=accept-new``); a *changed* key is always refused.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+import paramiko
+
+from preflight.inventory import Host
+from preflight.transport.base import Execution, TransportError
+
+SYSTEM_KNOWN_HOSTS = Path("/etc/ssh/ssh_known_hosts")
+_KNOWN_HOSTS_LOCK = threading.Lock()
+
+
+class _AcceptNewPolicy(paramiko.MissingHostKeyPolicy):
+    """Trust a key seen for the first time and append it to known_hosts (never a changed one)."""
+
+    def __init__(self, known_hosts: Path) -> None:
+        self.known_hosts = known_hosts
+
+    def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
+        line = f"{hostname} {key.get_name()} {key.get_base64()}\n"
+        with _KNOWN_HOSTS_LOCK:
+            self.known_hosts.parent.mkdir(parents=True, exist_ok=True)
+            with self.known_hosts.open("a", encoding="utf-8") as handle:
+                handle.write(line)
+        client.get_host_keys().add(hostname, key.get_name(), key)
+
+
+class SSHTransport:
+    """One cached SSH connection to one host."""
+
+    def __init__(self, host: Host, connect_timeout: float = 10.0, accept_new_host_keys: bool = False) -> None:
+        self.host = host
+        self.connect_timeout = connect_timeout
+        self.accept_new_host_keys = accept_new_host_keys
+        self.client: paramiko.SSHClient | None = None
+        self._jump: SSHTransport | None = None
+
+    @property
+    def known_hosts(self) -> Path:
+        return Path(self.host.known_hosts or os.path.expanduser("~/.ssh/known_hosts"))
+
+    def connect(self) -> None:
+        if self.client is not None:
+            return
+        client = paramiko.SSHClient()
+        for path in (SYSTEM_KNOWN_HOSTS, self.known_hosts):
+            if path.is_file():
+                try:
+                    client.load_system_host_keys(str(path))
+                except (OSError, paramiko.SSHException) as exc:
+                    raise TransportError("hostkey-unknown", f"cannot read known_hosts {path}: {exc}") from exc
+        if self.accept_new_host_keys:
+            client.set_missing_host_key_policy(_AcceptNewPolicy(self.known_hosts))
+        else:
+            client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        sock = self._open_socket()
+        try:
+            client.connect(
+                self.host.address,
+                port=self.host.port,
+                username=self.host.user,
+                key_filename=self.host.identity_file,
+                look_for_keys=self.host.identity_file is None,
+                timeout=self.connect_timeout,
+                banner_timeout=self.connect_timeout,
+                auth_timeout=self.connect_timeout,
+                sock=sock,
+            )
+        except paramiko.BadHostKeyException as exc:
+            sock.close()
+            raise TransportError(
+                "hostkey-changed",
+                f"host key for {self._known_name()} does NOT match {self.known_hosts} "
+                f"(got {exc.key.get_name()} {exc.key.get_fingerprint().hex()}): refusing to connect; "
+                f"if the node was reinstalled, run: ssh-keygen -R {self._known_name()}",
+            ) from exc
+        except paramiko.SSHException as exc:
+            transport = client.get_transport()
+            no_banner = transport is None or not transport.remote_version
+            client.close()
+            sock.close()
+            raise self._classify(exc, no_banner) from exc
+        except (OSError, EOFError) as exc:
+            sock.close()
+            raise TransportError("ssh", f"SSH session failed: {exc or type(exc).__name__}") from exc
+        self.client = client
+
+    def _known_name(self) -> str:
+        return self.host.address if self.host.port == 22 else f"[{self.host.address}]:{self.host.port}"
+
+    def _classify(self, exc: paramiko.SSHException, no_banner: bool) -> TransportError:
+        text = str(exc)
+        if isinstance(exc, paramiko.AuthenticationException):
+            return TransportError("auth", f"authentication failed for {self.host.user}@{self.host.address}: {text}")
+        if "not found in known_hosts" in text:
+            return TransportError(
+                "hostkey-unknown",
+                f"host key for {self._known_name()} is not in {self.known_hosts}: refusing to connect; add it "
+                f"with `ssh-keyscan -p {self.host.port} {self.host.address} >> {self.known_hosts}` after "
+                "checking its fingerprint, or pass --accept-new-host-keys",
+            )
+        if no_banner or "banner" in text.lower():
+            return TransportError("banner", f"port {self.host.port} accepted TCP but sent no SSH banner "
+                                            f"within {self.connect_timeout:g} s")
+        return TransportError("ssh", f"SSH negotiation failed: {text}")
+
+    def _open_socket(self) -> socket.socket | paramiko.Channel:
+        if self.host.proxy_jump:
+            return self._open_via_jump()
+        try:
+            return socket.create_connection((self.host.address, self.host.port), timeout=self.connect_timeout)
+        except socket.gaierror as exc:
+            raise TransportError("resolve", f"cannot resolve {self.host.address}: {exc.strerror}") from exc
+        except ConnectionRefusedError as exc:
+            raise TransportError("refused", f"connection refused by {self.host.address}:{self.host.port} "
+                                            "(is sshd running?)") from exc
+        except TimeoutError as exc:
+            raise TransportError("timeout", f"no answer from {self.host.address}:{self.host.port} within "
+                                            f"{self.connect_timeout:g} s (host down or packets dropped)") from exc
+        except OSError as exc:
+            raise TransportError("unreachable", f"cannot reach {self.host.address}:{self.host.port}: "
+                                                f"{exc.strerror or exc}") from exc
+
+    def _open_via_jump(self) -> paramiko.Channel:
+        spec = self.host.proxy_jump or ""
+        user, _, hostport = spec.rpartition("@")
+        address, _, port = hostport.partition(":")
+        jump_host = Host(name=f"jump:{address}", address=address, user=user or self.host.user,
+                         port=int(port or 22), identity_file=self.host.identity_file,
+                         known_hosts=self.host.known_hosts)
+        self._jump = SSHTransport(jump_host, self.connect_timeout, self.accept_new_host_keys)
+        self._jump.connect()
+        assert self._jump.client is not None
+        transport = self._jump.client.get_transport()
+        if transport is None:
+            raise TransportError("ssh", f"jump host {spec} closed the connection")
+        try:
+            return transport.open_channel("direct-tcpip", (self.host.address, self.host.port), ("127.0.0.1", 0),
+                                          timeout=self.connect_timeout)
+        except paramiko.SSHException as exc:
+            raise TransportError("unreachable", f"jump host {spec} cannot reach "
+                                                f"{self.host.address}:{self.host.port}: {exc}") from exc
+
+    def run_script(self, script: str, timeout: float) -> Execution:
+        """Send ``script`` to ``sh -s`` and collect output until it exits or ``timeout`` passes."""
+        self.connect()
+        assert self.client is not None
+        start = time.monotonic()
+        deadline = start + timeout
+        transport = self.client.get_transport()
+        if transport is None or not transport.is_active():
+            raise TransportError("ssh", "the SSH connection was closed")
+        channel = transport.open_session(timeout=max(1.0, timeout))
+        out, err = bytearray(), bytearray()
+        try:
+            channel.exec_command("sh -s")
+            channel.sendall(script.encode())
+            channel.shutdown_write()
+            channel.settimeout(0.2)
+            while time.monotonic() < deadline:
+                while channel.recv_stderr_ready():
+                    err += channel.recv_stderr(65536)
+                try:
+                    data = channel.recv(65536)
+                except TimeoutError:
+                    continue
+                if not data:
+                    break
+                out += data
+            else:
+                return Execution(bytes(out), bytes(err), None, True, time.monotonic() - start)
+            while channel.recv_stderr_ready():
+                err += channel.recv_stderr(65536)
+            status = channel.recv_exit_status() if channel.status_event.wait(max(0.0, deadline - time.monotonic())) \
+                else None
+            return Execution(bytes(out), bytes(err), status, status is None, time.monotonic() - start)
+        finally:
+            channel.close()
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+        if self._jump is not None:
+            self._jump.close()
+            self._jump = None

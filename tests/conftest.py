@@ -1,0 +1,36 @@
+"""Shared test plumbing: tests/ on sys.path, and the rule that cluster tests may not silently skip."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from netns_cluster import NetnsCluster, cluster_support_problem
+
+
+def require_cluster_support() -> None:
+    """Skip when the namespace cluster cannot be built, or fail when PREFLIGHT_REQUIRE_CLUSTER is set (CI)."""
+    problem = cluster_support_problem()
+    if problem is None:
+        return
+    if os.environ.get("PREFLIGHT_REQUIRE_CLUSTER"):
+        pytest.fail(f"the cluster tests cannot run here: {problem}")
+    pytest.skip(problem)
+
+
+def cluster_fixture(tmp_path_factory: pytest.TempPathFactory, size: int, name: str,
+                    subnet: int) -> Iterator[NetnsCluster]:
+    """Bring a cluster up for a test module and always tear it down."""
+    require_cluster_support()
+    cluster = NetnsCluster(size, name=name, subnet=subnet, workdir=tmp_path_factory.mktemp(name))
+    cluster.up()
+    try:
+        yield cluster
+    finally:
+        cluster.down()

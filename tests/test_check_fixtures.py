@@ -1,0 +1,69 @@
+"""Parsers and evaluators against recorded-output fixtures: adding a case is adding a JSON file.
+
+parse fixtures:    tests/fixtures/<family>/parse/*.json    {outputs: {key: {stdout, stderr, exit_status}}, facts}
+evaluate fixtures: tests/fixtures/<family>/evaluate/*.json
+                   {cluster, params, facts_by_host, findings: [{check, host, status}]}
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from preflight.batch import ProbeOutput
+from preflight.checks import all_checks
+from preflight.checks.base import Check, EvalContext
+from preflight.inventory import ClusterSpec, Host
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CHECKS = {c.family: c for c in all_checks()}
+
+
+def _cases(kind: str) -> list[Any]:
+    return [pytest.param(path, id=f"{path.parts[-3]}/{path.stem}")
+            for path in sorted(FIXTURES.glob(f"*/{kind}/*.json"))]
+
+
+def _check(path: Path) -> Check:
+    return CHECKS[path.parts[-3]]
+
+
+@pytest.mark.parametrize("path", _cases("parse"))
+def test_parse_fixture(path: Path) -> None:
+    fixture = json.loads(path.read_text())
+    outputs = {key: ProbeOutput(o["stdout"], o.get("stderr", ""), o.get("exit_status", 0))
+               for key, o in fixture["outputs"].items()}
+    assert _check(path).parse(outputs) == fixture["facts"]
+
+
+@pytest.mark.parametrize("path", _cases("evaluate"))
+def test_evaluate_fixture(path: Path) -> None:
+    fixture = json.loads(path.read_text())
+    check = _check(path)
+    hosts = [Host(name=n, address=n) for n in fixture["facts_by_host"]]
+    cluster = ClusterSpec(master=hosts[0].name, **fixture.get("cluster", {}))
+    ctx = EvalContext(cluster, hosts, {**check.params, **fixture.get("params", {})})
+    findings = check.evaluate(fixture["facts_by_host"], ctx)
+    got = sorted((f.check, f.host or "", f.status.value) for f in findings)
+    want = sorted((f["check"], f["host"] or "", f["status"]) for f in fixture["findings"])
+    assert got == want
+    for f in findings:
+        assert f.message.startswith(f.check), "messages start with the check's id"
+        if f.status.value in ("fail", "error"):
+            assert f.expected or f.remedy or f.status.value == "error", f
+
+
+def test_every_check_has_fixtures() -> None:
+    for family in CHECKS:
+        assert list((FIXTURES / family / "parse").glob("*.json")), family
+        assert list((FIXTURES / family / "evaluate").glob("*.json")), family
+
+
+def test_probe_commands_quote_hostile_python_path() -> None:
+    host = Host(name="n1", address="n1", python="python3; touch /tmp/pwned")
+    for check in CHECKS.values():
+        for probe in check.probes(host, ClusterSpec(master="n1")):
+            assert "python3; touch" not in probe.command or "'python3; touch /tmp/pwned'" in probe.command

@@ -1,0 +1,110 @@
+"""hosts.yaml parsing: accepted shapes, and errors that name the line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from preflight.checks import known_params
+from preflight.inventory import InventoryError, parse_inventory
+
+FULL = """\
+defaults:
+  user: root
+  port: 22
+  identity_file: ~/.ssh/id_ed25519
+  known_hosts: ~/.ssh/known_hosts
+  python: python3
+cluster:
+  accelerator: npu
+  devices_per_host: 8
+  master: node2
+  master_port: 29500
+hosts:
+  - name: node1
+    address: 10.0.0.11
+  - name: node2
+    address: 10.0.0.12
+    python: /opt/venv/bin/python
+checks:
+  sysctl:
+    min_somaxconn: 4096
+"""
+
+
+def parse(text: str):  # type: ignore[no-untyped-def]
+    return parse_inventory(text, Path("hosts.yaml"), known_params())
+
+
+def test_full_example_from_the_issue() -> None:
+    inv = parse(FULL)
+    assert [h.name for h in inv.hosts] == ["node1", "node2"]
+    assert inv.hosts[0].address == "10.0.0.11" and inv.hosts[0].python == "python3"
+    assert inv.hosts[1].python == "/opt/venv/bin/python"
+    assert inv.hosts[0].identity_file and not inv.hosts[0].identity_file.startswith("~")
+    assert inv.cluster.accelerator == "npu" and inv.cluster.devices_per_host == 8
+    assert inv.cluster.master == "node2" and inv.cluster.master_port == 29500
+    assert inv.params == {"sysctl": {"min_somaxconn": 4096}}
+
+
+def test_ranges_and_bare_names() -> None:
+    inv = parse("hosts:\n  - gpu[01-03]\n  - name: login\n    port: 2222\n")
+    assert [h.name for h in inv.hosts] == ["gpu01", "gpu02", "gpu03", "login"]
+    assert inv.hosts[0].address == "gpu01" and inv.hosts[3].port == 2222
+    assert inv.cluster.master == "gpu01"
+
+
+def test_bare_list_file() -> None:
+    assert [h.name for h in parse("- a\n- b\n").hosts] == ["a", "b"]
+
+
+def test_ssh_config_is_honoured(tmp_path: Path) -> None:
+    config = tmp_path / "ssh_config"
+    config.write_text("Host n*\n  HostName 10.9.9.9\n  User alice\n  Port 2200\n  ProxyJump bastion\n")
+    inv = parse(f"defaults:\n  ssh_config: {config}\n  user: root\nhosts:\n  - n1\n  - name: n2\n    user: bob\n")
+    assert (inv.hosts[0].address, inv.hosts[0].user, inv.hosts[0].port) == ("10.9.9.9", "alice", 2200)
+    assert inv.hosts[0].proxy_jump == "bastion"
+    assert inv.hosts[1].user == "bob", "the host's own entry beats ssh_config"
+
+
+@pytest.mark.parametrize("text, line, words", [
+    ("hosts:\n  - name: a\n    adress: 1.2.3.4\n", 3, "unknown key 'adress'"),
+    ("hosts:\n  - name: a\n    port: ssh\n", 3, "must be an integer"),
+    ("hosts:\n  - name: a\n    port: 70000\n", 2, "out of range"),
+    ("hosts:\n  - a\n  - b\n  - a\n", 4, "duplicate host 'a' (first on line 2)"),
+    ("hosts:\n  - a\ncluster:\n  accelerator: tpu\n", 4, "accelerator must be one of"),
+    ("hosts:\n  - a\ncluster:\n  master: z\n", 4, "not one of the hosts"),
+    ("hosts:\n  - a\ncluster:\n  master_port: yes\n", 4, "must be an integer"),
+    ("hosts: []\n", 1, "non-empty list"),
+    ("defaults:\n  user: root\n", 1, "missing 'hosts:'"),
+    ("hosts:\n  - name: a\n   address: x\n", 3, "invalid YAML"),
+    ("hosts:\n  - node[3-1]\n", 2, "bad host name or range"),
+    ("hosts:\n  - name: n[1-2]\n    address: 1.1.1.1\n", 2, "cannot be given for a range"),
+    ("hosts:\n  - a\nchecks:\n  sysctl:\n    min_somaxcon: 5\n", 5, "unknown key 'min_somaxcon'"),
+    ("hosts:\n  - a\nchecks:\n  sysctl:\n    min_somaxconn: lots\n", 5, "must be int"),
+    ("hosts:\n  - a\nchecks:\n  nosuch: {}\n", 4, "unknown key 'nosuch'"),
+    ("hosts:\n  - {user: x}\n", 2, "needs 'name'"),
+    ("", 1, "empty"),
+    ("hosts:\n  - &x a\n  - *x\n", 3, "aliases are not supported"),
+    ("hosts:\n  - name: [a, b]\n", 2, "must be a single value"),
+])
+def test_malformed_files_name_the_line(text: str, line: int, words: str) -> None:
+    with pytest.raises(InventoryError) as info:
+        parse(text)
+    message = str(info.value)
+    assert message.startswith(f"hosts.yaml:{line}: "), message
+    assert words in message, message
+
+
+def test_yaml_bomb_is_rejected_quickly() -> None:
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(9)) + "hosts: *j\n"
+    with pytest.raises(InventoryError):
+        parse(bomb)
+
+
+def test_huge_range_is_refused() -> None:
+    with pytest.raises(InventoryError, match="more than"):
+        parse("hosts:\n  - n[1-99999999]\n")

@@ -1,0 +1,229 @@
+"""`preflight run` end to end over real OpenSSH against a 4-node network-namespace cluster."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import cluster_fixture
+from netns_cluster import NetnsCluster
+
+from preflight.checks import all_checks, known_params
+from preflight.engine import Engine, RunOptions, ssh_transport_factory
+from preflight.inventory import Host, load_inventory
+from preflight.transport.base import Execution, Transport
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsCluster]:
+    yield from cluster_fixture(tmp_path_factory, size=4, name="pfrun", subnet=2)
+
+
+@pytest.fixture
+def hosts_file(cluster: NetnsCluster, tmp_path: Path) -> Path:
+    return cluster.write_hosts_yaml(tmp_path / "hosts.yaml")
+
+
+def preflight(*args: str | Path, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "preflight", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd, check=False)
+
+
+def run_json(hosts: Path, tmp_path: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    proc = preflight("run", "--hosts", hosts, "--json", "--report-dir", tmp_path / "report", *extra)
+    assert proc.returncode != 2, proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def problems(report: dict[str, Any]) -> set[tuple[str, str | None, str]]:
+    return {(f["check"], f["host"], f["status"]) for f in report["findings"] if f["status"] in ("fail", "error")}
+
+
+def test_healthy_cluster_passes(hosts_file: Path, tmp_path: Path) -> None:
+    code, report = run_json(hosts_file, tmp_path)
+    assert code == 0, problems(report)
+    assert report["schema"] == "preflight.report/1" and report["complete"] is True
+    assert [h["name"] for h in report["hosts"]] == ["node1", "node2", "node3", "node4"]
+    assert all(h["reachable"] for h in report["hosts"])
+    assert problems(report) == set()
+    somaxconn = {f["host"]: f for f in report["findings"] if f["check"] == "sysctl.somaxconn"}
+    assert set(somaxconn) == {"node1", "node2", "node3", "node4"}
+    assert all(f["status"] == "pass" and f["observed"] == "65535" for f in somaxconn.values())
+    python = {f["host"]: f["status"] for f in report["findings"] if f["check"] == "versions.python"}
+    assert python == dict.fromkeys(["node1", "node2", "node3", "node4"], "pass")
+    saved = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert saved["findings"] == report["findings"]
+    assert report["summary"]["fail"] == 0 and report["summary"]["pass"] >= 16
+
+
+def test_low_somaxconn_fails_naming_that_host(cluster: NetnsCluster, hosts_file: Path, tmp_path: Path) -> None:
+    cluster.sysctl("node2", "net.core.somaxconn", "128")
+    try:
+        code, report = run_json(hosts_file, tmp_path)
+        terminal = preflight("run", "--hosts", hosts_file, "--report-dir", tmp_path / "term")
+    finally:
+        cluster.sysctl("node2", "net.core.somaxconn", "65535")
+    assert code == 1
+    assert problems(report) == {("sysctl.somaxconn", "node2", "fail")}
+    bad = next(f for f in report["findings"] if f["status"] == "fail")
+    assert bad["observed"] == "128" and bad["expected"] == ">= 65535"
+    assert "sysctl -w net.core.somaxconn=65535" in bad["remedy"]
+    assert terminal.returncode == 1
+    assert "hosts x checks" in terminal.stdout and "[fail] sysctl.somaxconn node2" in terminal.stdout
+    assert "remedy:" in terminal.stdout
+
+
+def test_sshd_down_is_an_error_while_the_others_are_checked(cluster: NetnsCluster, hosts_file: Path,
+                                                            tmp_path: Path) -> None:
+    cluster.stop_sshd("node3")
+    try:
+        start = time.monotonic()
+        code, report = run_json(hosts_file, tmp_path, "--connect-timeout", "3")
+        elapsed = time.monotonic() - start
+    finally:
+        cluster.start_sshd("node3")
+    assert code == 1
+    assert problems(report) == {("ssh.connect", "node3", "error")}
+    error = next(f for f in report["findings"] if f["status"] == "error")
+    assert error["observed"] == "refused" and "connection refused" in error["message"]
+    reachable = {h["name"]: h["reachable"] for h in report["hosts"]}
+    assert reachable == {"node1": True, "node2": True, "node3": False, "node4": True}
+    checked = {f["host"] for f in report["findings"] if f["check"] == "sysctl.somaxconn"}
+    assert checked == {"node1", "node2", "node4"}
+    assert elapsed < 30
+
+
+def test_changed_host_key_is_refused_even_with_accept_new(cluster: NetnsCluster, hosts_file: Path,
+                                                          tmp_path: Path) -> None:
+    cluster.rotate_host_key("node4")
+    try:
+        code, report = run_json(hosts_file, tmp_path)
+        code_new, report_new = run_json(hosts_file, tmp_path, "--accept-new-host-keys")
+    finally:
+        cluster.restore_host_key("node4")
+    for c, r in ((code, report), (code_new, report_new)):
+        assert c == 1
+        assert problems(r) == {("ssh.connect", "node4", "error")}
+        error = next(f for f in r["findings"] if f["status"] == "error")
+        assert error["observed"] == "hostkey-changed" and "does NOT match" in error["message"]
+    assert "ssh-keygen -R" in error["remedy"]
+
+
+def test_unknown_host_keys_refused_unless_accept_new(cluster: NetnsCluster, tmp_path: Path) -> None:
+    known = tmp_path / "known_hosts"
+    known.write_text("")
+    hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml", extra_defaults={"known_hosts": str(known)})
+    code, report = run_json(hosts, tmp_path)
+    assert code == 1
+    assert problems(report) == {("ssh.connect", f"node{i}", "error") for i in range(1, 5)}
+    assert {f["observed"] for f in report["findings"] if f["status"] == "error"} == {"hostkey-unknown"}
+    code, report = run_json(hosts, tmp_path, "--accept-new-host-keys")
+    assert code == 0, problems(report)
+    recorded = known.read_text().splitlines()
+    assert sorted(line.split()[0] for line in recorded) == [n.address for n in cluster.nodes]
+    assert set(recorded) <= set(cluster.known_hosts.read_text().splitlines())
+    code, report = run_json(hosts, tmp_path)
+    assert code == 0, "keys recorded by accept-new are trusted next time"
+
+
+def test_version_drift_names_the_odd_host(cluster: NetnsCluster, hosts_file: Path, tmp_path: Path) -> None:
+    for node in cluster.nodes:
+        info = cluster.ascend_root(node) / "ascend-toolkit" / "latest" / "x86_64-linux"
+        info.mkdir(parents=True, exist_ok=True)
+        version = "8.1.RC1" if node.name == "node2" else "8.0.0"
+        (info / "ascend_toolkit_install.info").write_text(f"package_name=Ascend-cann-toolkit\nversion={version}\n")
+    try:
+        code, report = run_json(hosts_file, tmp_path, "--checks", "versions")
+    finally:
+        for node in cluster.nodes:
+            shutil.rmtree(cluster.ascend_root(node) / "ascend-toolkit")
+    assert code == 1
+    assert problems(report) == {("versions.cann", "node2", "fail")}
+    bad = next(f for f in report["findings"] if f["status"] == "fail")
+    assert bad["observed"] == "8.1.RC1" and bad["expected"] == "8.0.0"
+    assert not any(f["check"].startswith("sysctl") for f in report["findings"]), "--checks selects"
+
+
+def test_malformed_hosts_file_exits_2_naming_the_line(tmp_path: Path) -> None:
+    bad = tmp_path / "hosts.yaml"
+    bad.write_text("defaults:\n  user: root\nhosts:\n  - name: node1\n    adress: 10.0.0.1\n")
+    proc = preflight("run", "--hosts", bad)
+    assert proc.returncode == 2
+    assert f"{bad}:5: unknown key 'adress'" in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_one_round_trip_per_host(cluster: NetnsCluster, hosts_file: Path) -> None:
+    inventory = load_inventory(hosts_file, known_params())
+    calls: dict[str, int] = {}
+    real = ssh_transport_factory(RunOptions())
+
+    class Counting:
+        def __init__(self, host: Host) -> None:
+            self.host, self.inner = host, real(host)
+
+        def connect(self) -> None:
+            self.inner.connect()
+
+        def run_script(self, script: str, timeout: float) -> Execution:
+            calls[self.host.name] = calls.get(self.host.name, 0) + 1
+            return self.inner.run_script(script, timeout)
+
+        def close(self) -> None:
+            self.inner.close()
+
+    def factory(host: Host) -> Transport:
+        return Counting(host)
+
+    report = Engine(inventory, all_checks(), transport_factory=factory).run()
+    assert calls == {f"node{i}": 1 for i in range(1, 5)}
+    assert report.exit_code() == 0
+
+
+def test_silent_ssh_port_is_an_error_in_bounded_time(cluster: NetnsCluster, tmp_path: Path) -> None:
+    listener = subprocess.Popen(
+        ["ip", "netns", "exec", cluster.node("node1").netns, sys.executable, "-c",
+         "import socket,time\ns=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+         "s.bind(('0.0.0.0', 2222)); s.listen(); print('ready', flush=True)\nc=s.accept(); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert listener.stdout and listener.stdout.readline().strip() == "ready"
+        hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml")
+        doc = yaml.safe_load(hosts.read_text())
+        doc["hosts"].append({"name": "silent", "address": cluster.node("node1").address, "port": 2222})
+        hosts.write_text(yaml.safe_dump(doc))
+        start = time.monotonic()
+        code, report = run_json(hosts, tmp_path, "--connect-timeout", "2")
+        elapsed = time.monotonic() - start
+    finally:
+        listener.kill()
+        listener.wait()
+    assert code == 1
+    assert problems(report) == {("ssh.connect", "silent", "error")}
+    assert next(f for f in report["findings"] if f["status"] == "error")["observed"] == "banner"
+    assert elapsed < 20
+
+
+def test_local_run_without_hosts(tmp_path: Path) -> None:
+    proc = preflight("run", "--json", "--report-dir", tmp_path / "r")
+    assert proc.returncode in (0, 1), proc.stderr
+    report = json.loads(proc.stdout)
+    assert len(report["hosts"]) == 1 and report["hosts"][0]["reachable"]
+    assert {f["check"] for f in report["findings"]} >= {"ssh.connect", "sysctl.somaxconn", "versions.python"}
+
+
+def test_default_report_dirs_do_not_clobber(tmp_path: Path, hosts_file: Path) -> None:
+    first = preflight("run", "--hosts", hosts_file, "--checks", "sysctl", cwd=tmp_path)
+    second = preflight("run", "--hosts", hosts_file, "--checks", "sysctl", cwd=tmp_path)
+    assert first.returncode == second.returncode == 0
+    assert len(list((tmp_path / "reports").glob("*/report.json"))) == 2
