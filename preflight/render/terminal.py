@@ -6,6 +6,7 @@ Reads only the report model. Rows with identical results are folded into one Clu
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 
 from ClusterShell.NodeSet import NodeSet
@@ -98,8 +99,16 @@ def render(report: Report, console: Console) -> None:
         line.append(f"{finding.check} ", style="bold")
         line.append(fold(hosts) if hosts else "(cluster)")
         console.print(line)
-        console.print(f"    {finding.message}")
+        _detail(console, finding.message)
         if finding.observed is not None or finding.expected is not None:
-            console.print(f"    observed: {finding.observed or '-'}   expected: {finding.expected or '-'}")
+            _detail(console, f"observed: {finding.observed or '-'}   expected: {finding.expected or '-'}")
         if finding.remedy:
-            console.print(f"    remedy:   {finding.remedy}", style="cyan", markup=False, highlight=False)
+            _detail(console, f"remedy:   {finding.remedy}", "cyan")
+
+
+def _detail(console: Console, text: str, style: str = "") -> None:
+    """Print a detail line indented by four spaces, wrapped lines included, without trailing blanks."""
+    width = max(40, console.width - 4)
+    wrapped = textwrap.fill(text, width=width, initial_indent="    ", subsequent_indent="    ",
+                            break_on_hyphens=False, break_long_words=False)
+    console.print(Text(wrapped, style=style), soft_wrap=True)
