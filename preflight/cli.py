@@ -6,6 +6,7 @@ Exit codes: 0 no fail/error finding; 1 a fail or error finding; 2 usage or confi
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from datetime import datetime, timezone
@@ -125,8 +126,10 @@ def run(
         terminal.render(report, out)
         out.print(f"\nreport: {path}")
     if not complete:
-        err.print("preflight: interrupted; partial report written, marked incomplete", style="yellow")
-        raise typer.Exit(EXIT_INTERRUPTED)
+        err.print(f"preflight: interrupted; partial report written to {path}, marked incomplete", style="yellow")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)  # worker threads may still sit in a connect; the report is already safe
     raise typer.Exit(report.exit_code())
 
 

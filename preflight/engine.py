@@ -139,21 +139,22 @@ class Engine:
     def gather(self) -> None:
         """Gather every host, at most ``parallel`` at once; results land in ``self.gathered``."""
         hosts = list(self.inventory.hosts)
-        with ThreadPoolExecutor(max_workers=max(1, min(self.options.parallel, len(hosts)))) as pool:
-            pending: set[Future[HostGather]] = {pool.submit(self.gather_host, h) for h in hosts}
-            try:
-                while pending:
-                    done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        gather = future.result()
-                        self.gathered[gather.host.name] = gather
-                        if self.on_host_done:
-                            self.on_host_done(gather)
-            except BaseException:
-                for future in pending:
-                    future.cancel()
-                self.abort()
-                raise
+        pool = ThreadPoolExecutor(max_workers=max(1, min(self.options.parallel, len(hosts))))
+        pending: set[Future[HostGather]] = {pool.submit(self.gather_host, h) for h in hosts}
+        try:
+            while pending:
+                done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in done:
+                    gather = future.result()
+                    self.gathered[gather.host.name] = gather
+                    if self.on_host_done:
+                        self.on_host_done(gather)
+        except BaseException:
+            # Ctrl-C: stop queued hosts, close live connections so workers unblock, don't wait for them.
+            pool.shutdown(wait=False, cancel_futures=True)
+            self.abort()
+            raise
+        pool.shutdown(wait=True)
 
     def abort(self) -> None:
         """Close every live connection (unblocks workers) — used on Ctrl-C."""

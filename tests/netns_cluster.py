@@ -38,6 +38,7 @@ from typing import Any, TypeAlias
 __all__ = ["NetnsCluster", "Node", "cluster_support_problem"]
 
 ASCEND_MOUNTPOINT = Path("/usr/local/Ascend")
+_SHELL_STARTUP_FILES = ("/root/.bashrc", "/root/.profile", "/root/.bash_profile", "/root/.bash_login")
 # Present while /usr/local/Ascend exists only because a cluster created it (removed again by down()).
 _ASCEND_MARKER = Path("/run/preflight-netns-cluster-created-usr-local-ascend")
 _NETNS_ETC = Path("/etc/netns")
@@ -439,8 +440,15 @@ class NetnsCluster:
     def _spawn_sshd(self, node: Node) -> None:
         """Start the node's sshd in its netns with its own hostname and Ascend bind mount."""
         sshd = _sshd_binary() or "/usr/sbin/sshd"
+        # A node is a clean machine: it does not run this box's shell start-up files (pyenv's init
+        # there rehashes under a global lock on every login, which stalls parallel SSH sessions).
+        rc = self._node_dir(node) / "shellrc"
+        rc.write_text("# test node: no shell start-up of the machine hosting the cluster\n")
+        hide_rc = "".join(f" && {{ [ ! -f {f} ] || mount --bind {shlex.quote(str(rc))} {f}; }}"
+                          for f in _SHELL_STARTUP_FILES)
         script = (f"hostname {shlex.quote(node.name)}"
                   f" && mount --bind {shlex.quote(str(self.ascend_root(node)))} {ASCEND_MOUNTPOINT}"
+                  f"{hide_rc}"
                   f" && exec {sshd} -D -e -f {shlex.quote(str(self._sshd_config(node)))}")
         with open(self._node_dir(node) / "sshd.log", "ab") as log:
             proc = subprocess.Popen(["ip", "netns", "exec", node.netns, "unshare", "--uts", "--", "sh", "-c", script],

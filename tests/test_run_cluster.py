@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -190,7 +191,9 @@ def test_one_round_trip_per_host(cluster: NetnsCluster, hosts_file: Path) -> Non
     assert report.exit_code() == 0
 
 
-def test_silent_ssh_port_is_an_error_in_bounded_time(cluster: NetnsCluster, tmp_path: Path) -> None:
+@pytest.fixture
+def silent_hosts_file(cluster: NetnsCluster, tmp_path: Path) -> Iterator[Path]:
+    """The 4 nodes plus a host "silent" whose SSH port accepts TCP and never says a word."""
     listener = subprocess.Popen(
         ["ip", "netns", "exec", cluster.node("node1").netns, sys.executable, "-c",
          "import socket,time\ns=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
@@ -202,16 +205,50 @@ def test_silent_ssh_port_is_an_error_in_bounded_time(cluster: NetnsCluster, tmp_
         doc = yaml.safe_load(hosts.read_text())
         doc["hosts"].append({"name": "silent", "address": cluster.node("node1").address, "port": 2222})
         hosts.write_text(yaml.safe_dump(doc))
-        start = time.monotonic()
-        code, report = run_json(hosts, tmp_path, "--connect-timeout", "2")
-        elapsed = time.monotonic() - start
+        yield hosts
     finally:
         listener.kill()
         listener.wait()
+
+
+def test_silent_ssh_port_is_an_error_in_bounded_time(silent_hosts_file: Path, tmp_path: Path) -> None:
+    start = time.monotonic()
+    code, report = run_json(silent_hosts_file, tmp_path, "--connect-timeout", "2")
+    elapsed = time.monotonic() - start
     assert code == 1
     assert problems(report) == {("ssh.connect", "silent", "error")}
     assert next(f for f in report["findings"] if f["status"] == "error")["observed"] == "banner"
     assert elapsed < 20
+
+
+def test_interrupt_writes_the_partial_report(silent_hosts_file: Path, tmp_path: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "preflight", "run", "--hosts", str(silent_hosts_file), "--json",
+                             "--connect-timeout", "60", "--report-dir", str(tmp_path / "r")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4)  # the four real nodes finish; "silent" waits for a banner
+    start = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - start < 10
+    assert proc.returncode == 130, err
+    saved = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert json.loads(out) == saved
+    assert saved["complete"] is False
+    reachable = {h["name"]: h["reachable"] for h in saved["hosts"]}
+    assert reachable == {"node1": True, "node2": True, "node3": True, "node4": True, "silent": False}
+    assert {f["host"] for f in saved["findings"] if f["check"] == "sysctl.somaxconn"} == {
+        "node1", "node2", "node3", "node4"}
+    assert "partial report written" in err
+
+
+def test_progress_is_shown_on_a_terminal_only(hosts_file: Path, tmp_path: Path) -> None:
+    command = f"{sys.executable} -m preflight run --hosts {hosts_file} --report-dir {tmp_path / 'tty'}"
+    tty = subprocess.run(["script", "-qec", command, "/dev/null"], capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert tty.returncode == 0, tty.stdout
+    assert "checking" in tty.stdout and "hosts x checks" in tty.stdout
+    piped = preflight("run", "--hosts", hosts_file, "--report-dir", tmp_path / "pipe")
+    assert "checking" not in piped.stdout + piped.stderr
 
 
 def test_local_run_without_hosts(tmp_path: Path) -> None:

@@ -45,6 +45,7 @@ class SSHTransport:
         self.accept_new_host_keys = accept_new_host_keys
         self.client: paramiko.SSHClient | None = None
         self._jump: SSHTransport | None = None
+        self._sock: socket.socket | paramiko.Channel | None = None  # closed by close(), even mid-connect
 
     @property
     def known_hosts(self) -> Path:
@@ -64,7 +65,7 @@ class SSHTransport:
             client.set_missing_host_key_policy(_AcceptNewPolicy(self.known_hosts))
         else:
             client.set_missing_host_key_policy(paramiko.RejectPolicy())
-        sock = self._open_socket()
+        sock = self._sock = self._open_socket()
         try:
             client.connect(
                 self.host.address,
@@ -189,6 +190,9 @@ class SSHTransport:
             channel.close()
 
     def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
         if self.client is not None:
             self.client.close()
             self.client = None
