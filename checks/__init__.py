@@ -1,12 +1,32 @@
-"""The check registry: every check module, in the order reports list them."""
+"""The check registry: every ``Check`` subclass defined in a module of this package.
+
+A new check is a new module here; it is found by discovery, ordered by its ``order`` then family.
+"""
 
 from __future__ import annotations
 
-from preflight.checks.base import Check
-from preflight.checks.sysctl import SysctlCheck
-from preflight.checks.versions import VersionsCheck
+import importlib
+import inspect
+import pkgutil
 
-ALL_CHECKS: tuple[type[Check], ...] = (VersionsCheck, SysctlCheck)
+from preflight.checks.base import Check
+
+
+def _discover() -> tuple[type[Check], ...]:
+    found: dict[str, type[Check]] = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name == "base":
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if issubclass(cls, Check) and not inspect.isabstract(cls) and cls.__module__ == module.__name__:
+                if cls.family in found:
+                    raise RuntimeError(f"two checks claim family {cls.family!r}")
+                found[cls.family] = cls
+    return tuple(sorted(found.values(), key=lambda c: (c.order, c.family)))
+
+
+ALL_CHECKS: tuple[type[Check], ...] = _discover()
 
 
 def all_checks() -> list[Check]:

@@ -28,6 +28,8 @@ class EvalContext:
     cluster: ClusterSpec
     hosts: Sequence[Host]
     params: Mapping[str, Any] = field(default_factory=dict)
+    # Facts of the other checks that ran: family -> host -> facts (e.g. the CANN version from versions).
+    other_facts: Mapping[str, Mapping[str, Facts]] = field(default_factory=dict)
 
 
 class Check(abc.ABC):
@@ -36,6 +38,8 @@ class Check(abc.ABC):
     family: ClassVar[str]  # first part of every finding id, e.g. "sysctl"
     summary: ClassVar[str]  # one line for `preflight list-checks`
     params: ClassVar[Mapping[str, Any]] = {}  # parameter name -> default (documents the type too)
+    order: ClassVar[int] = 50  # position in reports and `list-checks`
+    needs: ClassVar[tuple[str, ...]] = ()  # families whose facts ``evaluate`` reads via ctx.other_facts
 
     @abc.abstractmethod
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:

@@ -31,6 +31,7 @@ _READ = "for k in {keys}; do printf '%s=' \"$k\"; cat /proc/sys/$(echo \"$k\" | 
 
 class SysctlCheck(Check):
     family = "sysctl"
+    order = 20
     summary = "net.core.somaxconn and net.ipv4.tcp_max_syn_backlog large enough for a big rendezvous"
     params: ClassVar[Mapping[str, Any]] = {"min_somaxconn": 65535, "min_tcp_max_syn_backlog": 65535}
 

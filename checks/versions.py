@@ -111,6 +111,7 @@ def parse_install_files(text: str) -> dict[str, str | None]:
 
 class VersionsCheck(Check):
     family = "versions"
+    order = 10
     summary = "python, torch, torch_npu, CUDA, NCCL, CANN and driver versions present and equal on every host"
     params: ClassVar[Mapping[str, Any]] = {"expect": {}}
 

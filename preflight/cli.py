@@ -85,11 +85,14 @@ def run(
     unknown = [s for s in [*selected, *skipped] if s.split(".")[0] not in families]
     if unknown:
         raise _fail_usage(f"unknown check {', '.join(unknown)} (see `preflight list-checks`)")
-    chosen = [c for c in all_checks() if c.family not in skipped
-              and (not selected or any(s.split(".")[0] == c.family for s in selected))]
+    wanted = {c.family for c in all_checks() if c.family not in skipped
+              and (not selected or any(s.split(".")[0] == c.family for s in selected))}
+    needed = {n for c in all_checks() if c.family in wanted for n in c.needs}
+    chosen = [c for c in all_checks() if c.family in wanted | needed]
+    # Families gathered only because another check needs their facts are not reported.
+    only = tuple(selected) or (tuple(sorted(wanted)) if needed - wanted else ())
     options = RunOptions(parallel=parallel, connect_timeout=connect_timeout, command_timeout=command_timeout,
-                         host_timeout=host_timeout, accept_new_host_keys=accept_new_host_keys,
-                         only=tuple(selected))
+                         host_timeout=host_timeout, accept_new_host_keys=accept_new_host_keys, only=only)
     out = Console(markup=False, highlight=False)
     err = Console(stderr=True, markup=False, highlight=False)
     live = err.is_terminal and not json_out

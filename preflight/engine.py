@@ -172,8 +172,9 @@ class Engine:
         findings: list[Finding] = []
         for gather in self.gathered.values():
             findings += gather.findings
+        facts_by_family: dict[str, dict[str, Facts]] = {}
         for check in self.checks:
-            facts: dict[str, Facts] = {}
+            facts: dict[str, Facts] = facts_by_family.setdefault(check.family, {})
             for name, gather in self.gathered.items():
                 outputs = gather.outputs.get(check.family)
                 if outputs is None:
@@ -188,10 +189,11 @@ class Engine:
                                             f"{check.family}: could not parse the output: {parsed['parse_error']}"))
                     continue
                 facts[name] = parsed
+        for check in self.checks:
             params = {**check.params, **self.inventory.params.get(check.family, {})}
-            ctx = EvalContext(self.inventory.cluster, self.inventory.hosts, params)
+            ctx = EvalContext(self.inventory.cluster, self.inventory.hosts, params, facts_by_family)
             try:
-                findings += check.evaluate(facts, ctx)
+                findings += check.evaluate(facts_by_family[check.family], ctx)
             except Exception as exc:
                 findings.append(Finding(f"{check.family}.internal", None, Status.ERROR,
                                         f"{check.family}: evaluation crashed: {type(exc).__name__}: {exc}"))

@@ -44,6 +44,8 @@ class Host:
     known_hosts: str | None = None
     python: str = "python3"
     proxy_jump: str | None = None
+    # Job environment as the training launch will see it (NCCL_SOCKET_IFNAME, HCCL_IF_BASE_PORT, ...).
+    env: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -78,14 +80,15 @@ def local_inventory() -> Inventory:
 
 # --- schema -----------------------------------------------------------------------------------
 
-_DEFAULT_KEYS: dict[str, type | tuple[type, ...]] = {
+_DEFAULT_KEYS: dict[str, type | tuple[type, ...] | None] = {
     "user": str, "port": int, "identity_file": str, "known_hosts": str, "python": str,
-    "proxy_jump": str, "ssh_config": str,
+    "proxy_jump": str, "ssh_config": str, "env": None,
 }
-_HOST_KEYS: dict[str, type | tuple[type, ...]] = {
+_HOST_KEYS: dict[str, type | tuple[type, ...] | None] = {
     "name": str, "address": str, "user": str, "port": int, "identity_file": str,
-    "known_hosts": str, "python": str, "proxy_jump": str,
+    "known_hosts": str, "python": str, "proxy_jump": str, "env": None,
 }
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CLUSTER_KEYS: dict[str, type | tuple[type, ...]] = {
     "accelerator": str, "devices_per_host": int, "master": str, "master_port": int,
 }
@@ -177,8 +180,7 @@ class _Reader:
             top: dict[str, tuple[Any, yaml.Node]] = {"hosts": (root, root)}
         else:
             top = self.mapping(root, "the top level", {k: None for k in _TOP_KEYS})
-        defaults = {k: v for k, (v, _) in self.mapping(top["defaults"][1], "defaults", _DEFAULT_KEYS).items()} \
-            if "defaults" in top else {}
+        defaults = self.entry(top["defaults"][1], "defaults", _DEFAULT_KEYS) if "defaults" in top else {}
         if "hosts" not in top:
             raise self.error(root, "missing 'hosts:' (a list of host names or mappings)")
         ssh_lookup = _ssh_config_lookup(defaults.pop("ssh_config", None))
@@ -186,6 +188,19 @@ class _Reader:
         cluster = self.cluster(top["cluster"][1] if "cluster" in top else None, hosts)
         params = self.params(top["checks"][1], known_params) if "checks" in top else {}
         return Inventory(hosts=hosts, cluster=cluster, params=params, path=self.path)
+
+    def entry(self, node: yaml.Node, what: str, allowed: Mapping[str, Any]) -> dict[str, Any]:
+        """A defaults or host mapping; ``env`` becomes a dict of strings."""
+        values = self.mapping(node, what, allowed)
+        entry = {k: v for k, (v, _) in values.items() if k != "env"}
+        if "env" in values:
+            env_node = values["env"][1]
+            entry["env"] = {}
+            for key, (value, key_line) in self.mapping(env_node, f"{what}.env", _AnyKey()).items():
+                if not _ENV_NAME.match(key):
+                    raise self.error(key_line, f"{what}.env: {key!r} is not a valid environment variable name")
+                entry["env"][key] = value
+        return entry
 
     def hosts(self, node: yaml.Node, defaults: dict[str, Any],
               ssh_lookup: Callable[[str], dict[str, Any]]) -> list[Host]:
@@ -199,7 +214,7 @@ class _Reader:
                 self.visit(item)
                 entry: dict[str, Any] = {"name": str(item.value)}
             else:
-                entry = {k: v for k, (v, _) in self.mapping(item, "a host entry", _HOST_KEYS).items()}
+                entry = self.entry(item, "a host entry", _HOST_KEYS)
                 if "name" not in entry:
                     raise self.error(item, "a host entry needs 'name'")
             names = self.expand(item, entry["name"])
@@ -228,6 +243,7 @@ class _Reader:
              ssh: dict[str, Any]) -> Host:
         # Precedence: the host's own entry, then ~/.ssh/config for that name, then defaults.
         merged: dict[str, Any] = {**defaults, **ssh, **{k: v for k, v in entry.items() if k != "name"}}
+        merged["env"] = {**defaults.get("env", {}), **entry.get("env", {})}
         port = merged.get("port", 22)
         if not 1 <= int(port) <= 65535:
             raise self.error(node, f"port {port} out of range 1-65535")
@@ -240,6 +256,7 @@ class _Reader:
             known_hosts=_expand_path(merged.get("known_hosts")),
             python=merged.get("python", "python3"),
             proxy_jump=merged.get("proxy_jump"),
+            env=merged["env"],
         )
 
     def cluster(self, node: yaml.Node | None, hosts: list[Host]) -> ClusterSpec:
@@ -294,6 +311,16 @@ def _range_size(pattern: str) -> int:
             size *= max(count, 1)
         total += size
     return total
+
+
+class _AnyKey(dict[str, Any]):
+    """``allowed`` for a mapping whose keys are free (env names): every key maps to str."""
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str)
+
+    def __getitem__(self, key: str) -> Any:
+        return str
 
 
 def _expand_path(value: str | None) -> str | None:
