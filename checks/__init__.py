@@ -20,10 +20,11 @@ def _discover() -> tuple[type[Check], ...]:
         module = importlib.import_module(f"{__name__}.{info.name}")
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if issubclass(cls, Check) and not inspect.isabstract(cls) and cls.__module__ == module.__name__:
-                if cls.family in found:
-                    raise RuntimeError(f"two checks claim family {cls.family!r}")
-                found[cls.family] = cls
-    return tuple(sorted(found.values(), key=lambda c: (c.order, c.family)))
+                ident = cls.name or cls.family
+                if ident in found:
+                    raise RuntimeError(f"two checks claim {ident!r}")
+                found[ident] = cls
+    return tuple(sorted(found.values(), key=lambda c: (c.order, c.name or c.family)))
 
 
 ALL_CHECKS: tuple[type[Check], ...] = _discover()
@@ -34,5 +35,11 @@ def all_checks() -> list[Check]:
 
 
 def known_params() -> dict[str, dict[str, object]]:
-    """family -> {parameter: default}, for validating the `checks:` section of hosts.yaml."""
-    return {cls.family: dict(cls.params) for cls in ALL_CHECKS}
+    """family -> {parameter: default}, for validating the `checks:` section of hosts.yaml.
+
+    Checks of one family share its section (``checks: net: {...}``).
+    """
+    params: dict[str, dict[str, object]] = {}
+    for cls in ALL_CHECKS:
+        params.setdefault(cls.family, {}).update(cls.params)
+    return params

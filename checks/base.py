@@ -36,10 +36,27 @@ class Check(abc.ABC):
     """A passive check: gather facts on every host, then judge them across the cluster."""
 
     family: ClassVar[str]  # first part of every finding id, e.g. "sysctl"
+    name: ClassVar[str] = ""  # unique key when a family has several check modules (e.g. "net.reachability")
     summary: ClassVar[str]  # one line for `preflight list-checks`
     params: ClassVar[Mapping[str, Any]] = {}  # parameter name -> default (documents the type too)
     order: ClassVar[int] = 50  # position in reports and `list-checks`
     needs: ClassVar[tuple[str, ...]] = ()  # families whose facts ``evaluate`` reads via ctx.other_facts
+
+    @property
+    def ident(self) -> str:
+        """The registry key: ``name`` when set, else ``family``."""
+        return self.name or self.family
+
+    def selected_by(self, item: str) -> bool:
+        """Whether ``--checks item`` (a family or a dotted id) asks for this check.
+
+        >>> from preflight.checks.sysctl import SysctlCheck
+        >>> SysctlCheck().selected_by("sysctl.somaxconn"), SysctlCheck().selected_by("versions")
+        (True, False)
+        """
+        if item.split(".")[0] != self.family:
+            return False
+        return not self.name or item in (self.family, self.name) or item.startswith(self.name + ".")
 
     @abc.abstractmethod
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
@@ -72,3 +89,47 @@ def majority(values: Mapping[str, Any]) -> tuple[Any, bool]:
 def finding(check: str, host: str | None, status: Status, message: str, **extra: Any) -> Finding:
     """Shorthand that keeps evaluators readable."""
     return Finding(check=check, host=host, status=status, message=message, **extra)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One choreographed phase of an active check, run by the engine on the hosts' open connections.
+
+    ``background`` probes (listeners, servers) are started first; ``foreground`` probes (clients)
+    run at the same time on their hosts. Both must end by themselves within ``timeout`` seconds
+    (clients retry briefly while servers come up; servers stop after their window), so nothing is
+    left running on a node. Keys: host name -> probes, run as one script per host and role.
+    """
+
+    background: Mapping[str, Sequence[Probe]]
+    foreground: Mapping[str, Sequence[Probe]]
+    timeout: float = 30.0
+    # Run once every foreground probe has ended, to end the background ones early (e.g. stop listeners).
+    cleanup: Mapping[str, Sequence[Probe]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """What a step's probes printed: role ("background"/"foreground") -> host -> probe key -> output."""
+
+    background: Mapping[str, Mapping[str, ProbeOutput]]
+    foreground: Mapping[str, Mapping[str, ProbeOutput]]
+
+
+class ActiveCheck(Check):
+    """A check that makes hosts talk to each other after the gather (reachability, all_reduce).
+
+    ``steps`` (pure) plans phases from the gathered facts; the engine runs them; ``judge`` (pure)
+    turns the facts and the phases' outputs into findings.
+    """
+
+    @abc.abstractmethod
+    def steps(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Step]:
+        """Phases to run, in order; only hosts in ``facts`` (reachable ones) may appear."""
+
+    @abc.abstractmethod
+    def judge(self, facts: Mapping[str, Facts], outcomes: Sequence[StepOutcome], ctx: EvalContext) -> list[Finding]:
+        """Findings from the gathered facts and every step's outcome."""
+
+    def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
+        return self.judge(facts, [], ctx)

@@ -85,10 +85,10 @@ def run(
     unknown = [s for s in [*selected, *skipped] if s.split(".")[0] not in families]
     if unknown:
         raise _fail_usage(f"unknown check {', '.join(unknown)} (see `preflight list-checks`)")
-    wanted = {c.family for c in all_checks() if c.family not in skipped
-              and (not selected or any(s.split(".")[0] == c.family for s in selected))}
-    needed = {n for c in all_checks() if c.family in wanted for n in c.needs}
-    chosen = [c for c in all_checks() if c.family in wanted | needed]
+    wanted = {c.ident for c in all_checks() if not any(c.selected_by(s) for s in skipped)
+              and (not selected or any(c.selected_by(s) for s in selected))}
+    needed = {n for c in all_checks() if c.ident in wanted for n in c.needs}
+    chosen = [c for c in all_checks() if c.ident in wanted | needed]
     # Families gathered only because another check needs their facts are not reported.
     only = tuple(selected) or (tuple(sorted(wanted)) if needed - wanted else ())
     options = RunOptions(parallel=parallel, connect_timeout=connect_timeout, command_timeout=command_timeout,
@@ -114,9 +114,11 @@ def run(
     try:
         with progress:
             engine.gather()
+        engine.activate()
     except KeyboardInterrupt:
         complete = False
     finally:
+        engine.close()
         signal.signal(signal.SIGTERM, previous)
     report = engine.report(complete=complete)
     if record:
@@ -141,7 +143,7 @@ def list_checks() -> None:
     """List the check families with one line each."""
     for check in all_checks():
         params = ", ".join(f"{k}={v!r}" for k, v in check.params.items())
-        print(f"{check.family:<10} {check.summary}" + (f"  [params: {params}]" if params else ""))
+        print(f"{check.ident:<18} {check.summary}" + (f"  [params: {params}]" if params else ""))
 
 
 @app.command()

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from preflight import __version__
-from preflight.batch import Probe, ProbeOutput, build_script, new_nonce, parse_output
-from preflight.checks.base import Check, EvalContext, Facts
+from preflight.batch import NOT_RUN, Probe, ProbeOutput, build_script, new_nonce, parse_output
+from preflight.checks.base import ActiveCheck, Check, EvalContext, Facts, Step, StepOutcome
 from preflight.inventory import Host, Inventory
 from preflight.model import Finding, HostResult, Report, Status
 from preflight.transport.base import Transport, TransportError
@@ -41,7 +41,7 @@ class HostGather:
 
     host: Host
     result: HostResult
-    outputs: dict[str, dict[str, ProbeOutput]] = field(default_factory=dict)  # family -> probe key -> output
+    outputs: dict[str, dict[str, ProbeOutput]] = field(default_factory=dict)  # check ident -> probe key -> output
     findings: list[Finding] = field(default_factory=list)
 
 
@@ -69,20 +69,24 @@ class Engine:
         self.make_transport = transport_factory or ssh_transport_factory(options)
         self.on_host_done = on_host_done
         self.gathered: dict[str, HostGather] = {}
+        self.outcomes: dict[str, list[StepOutcome]] = {}  # active check ident -> its steps' outcomes
+        self.keep_open = any(isinstance(c, ActiveCheck) for c in self.checks)
         self._lock = threading.Lock()
         self._live: dict[str, Transport] = {}
+        self._open: dict[str, Transport] = {}
+        self._facts: tuple[dict[str, dict[str, Facts]], list[Finding]] | None = None
         self.started = datetime.now(timezone.utc)
 
     # --- gather ---------------------------------------------------------------------------------
 
     def plan(self, host: Host) -> list[tuple[Check, Probe]]:
-        """Every probe for ``host``, with keys made unique as ``family.key``."""
+        """Every probe for ``host``, with keys made unique as ``ident/key``."""
         cap = self.options.command_timeout
         planned = []
         for check in self.checks:
             for probe in check.probes(host, self.inventory.cluster):
                 timeout = min(probe.timeout, cap) if cap else probe.timeout
-                planned.append((check, Probe(f"{check.family}.{probe.key}", probe.command, timeout)))
+                planned.append((check, Probe(f"{check.ident}/{probe.key}", probe.command, timeout)))
         return planned
 
     def gather_host(self, host: Host) -> HostGather:
@@ -98,19 +102,29 @@ class Engine:
             execution = transport.run_script(build_script([p for _, p in planned], nonce), remaining)
             outputs = parse_output(execution.stdout, [p.key for _, p in planned], nonce)
         except TransportError as exc:
+            transport.close()
             return self._unreachable(host, start, exc.kind, exc.message)
         except Exception as exc:  # a transport bug or a dropped connection must not end the run
-            return self._unreachable(host, start, "ssh", f"{type(exc).__name__}: {exc}")
-        finally:
             transport.close()
+            return self._unreachable(host, start, "ssh", f"{type(exc).__name__}: {exc}")
+        except BaseException:
+            transport.close()
+            raise
+        finally:
             with self._lock:
                 self._live.pop(host.name, None)
+        if self.keep_open and not execution.timed_out:
+            with self._lock:
+                self._open[host.name] = transport  # reused by the active phase, closed by close()
+        else:
+            transport.close()
         seconds = time.monotonic() - start
-        gather = HostGather(host, HostResult(host.name, host.address, True, seconds))
+        gather = HostGather(host, HostResult(host.name, host.address, True, seconds),
+                            outputs={check.ident: {} for check in self.checks})
         for check, probe in planned:
-            gather.outputs.setdefault(check.family, {})[probe.key.split(".", 1)[1]] = outputs[probe.key]
+            gather.outputs.setdefault(check.ident, {})[probe.key.split("/", 1)[1]] = outputs[probe.key]
         if execution.timed_out:
-            unfinished = sorted({c.family for c, p in planned if outputs[p.key].exit_status is None})
+            unfinished = sorted({c.ident for c, p in planned if outputs[p.key].exit_status is None})
             gather.findings.append(Finding(
                 "ssh.session", host.name, Status.ERROR,
                 f"ssh.session: {host.name} did not finish within {self.options.host_timeout:g} s; "
@@ -159,8 +173,105 @@ class Engine:
     def abort(self) -> None:
         """Close every live connection (unblocks workers) — used on Ctrl-C."""
         with self._lock:
-            live = list(self._live.values())
+            live = list(self._live.values()) + list(self._open.values())
+            self._open.clear()
         for transport in live:
+            try:
+                transport.close()
+            except Exception:
+                pass
+
+    # --- evaluate -------------------------------------------------------------------------------
+
+    def facts(self) -> tuple[dict[str, dict[str, Facts]], list[Finding]]:
+        """Parse every gathered output (pure, once): check ident -> host -> facts, plus gather problems."""
+        if self._facts is not None:
+            return self._facts
+        findings: list[Finding] = []
+        facts_by_check: dict[str, dict[str, Facts]] = {}
+        for check in self.checks:
+            facts: dict[str, Facts] = facts_by_check.setdefault(check.ident, {})
+            for name, gather in self.gathered.items():
+                outputs = gather.outputs.get(check.ident)
+                if outputs is None:
+                    continue  # unreachable: ssh.connect already says so
+                if any(o.exit_status is None for o in outputs.values()):
+                    findings.append(Finding(f"{check.family}.gather", name, Status.ERROR,
+                                            f"{check.family}.gather: {check.ident} not gathered: the host timed out"))
+                    continue
+                parsed = _safe_parse(check, outputs)
+                if "parse_error" in parsed:
+                    findings.append(Finding(f"{check.family}.parse", name, Status.ERROR,
+                                            f"{check.family}.parse: could not parse {check.ident}: "
+                                            f"{parsed['parse_error']}"))
+                    continue
+                facts[name] = parsed
+        self._facts = (facts_by_check, findings)
+        return self._facts
+
+    def context(self, check: Check) -> EvalContext:
+        params = {**check.params, **self.inventory.params.get(check.family, {})}
+        return EvalContext(self.inventory.cluster, self.inventory.hosts, params, self.facts()[0])
+
+    # --- active phase ---------------------------------------------------------------------------
+
+    def activate(self) -> None:
+        """Run every active check's steps on the connections kept open by the gather."""
+        try:
+            for check in self.checks:
+                if not isinstance(check, ActiveCheck):
+                    continue
+                facts = self.facts()[0].get(check.ident, {})
+                outcomes = self.outcomes.setdefault(check.ident, [])
+                for step in check.steps(facts, self.context(check)):
+                    outcomes.append(self.run_step(step))
+        finally:
+            self.close()
+
+    def run_step(self, step: Step) -> StepOutcome:
+        """Start background probes, then foreground ones, all concurrently; wait for all (bounded)."""
+        jobs = [("background", host, probes) for host, probes in step.background.items()]
+        jobs += [("foreground", host, probes) for host, probes in step.foreground.items()]
+        results: dict[str, dict[str, dict[str, ProbeOutput]]] = {"background": {}, "foreground": {}}
+        if not jobs:
+            return StepOutcome({}, {})
+        pool = ThreadPoolExecutor(max_workers=max(1, min(self.options.parallel, len(jobs))))
+        try:
+            futures = {pool.submit(self._run_on, host, probes, step.timeout): (role, host)
+                       for role, host, probes in jobs}
+            for future, (role, host) in futures.items():
+                if role == "foreground":
+                    results[role][host] = future.result()
+            cleanups = [pool.submit(self._run_on, host, probes, 10.0) for host, probes in step.cleanup.items()]
+            for future, (role, host) in futures.items():
+                if role == "background":
+                    results[role][host] = future.result()
+            for cleanup in cleanups:
+                cleanup.result()
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            self.abort()
+            raise
+        pool.shutdown(wait=True)
+        return StepOutcome(results["background"], results["foreground"])
+
+    def _run_on(self, host: str, probes: Sequence[Probe], timeout: float) -> dict[str, ProbeOutput]:
+        keys = [p.key for p in probes]
+        transport = self._open.get(host)
+        if transport is None:
+            return {k: NOT_RUN for k in keys}
+        nonce = new_nonce()
+        try:
+            execution = transport.run_script(build_script(probes, nonce), timeout)
+        except Exception:
+            return {k: NOT_RUN for k in keys}
+        return parse_output(execution.stdout, keys, nonce)
+
+    def close(self) -> None:
+        with self._lock:
+            opened = list(self._open.values())
+            self._open.clear()
+        for transport in opened:
             try:
                 transport.close()
             except Exception:
@@ -172,31 +283,20 @@ class Engine:
         findings: list[Finding] = []
         for gather in self.gathered.values():
             findings += gather.findings
-        facts_by_family: dict[str, dict[str, Facts]] = {}
+        facts_by_check, problems = self.facts()
+        findings += problems
         for check in self.checks:
-            facts: dict[str, Facts] = facts_by_family.setdefault(check.family, {})
-            for name, gather in self.gathered.items():
-                outputs = gather.outputs.get(check.family)
-                if outputs is None:
-                    continue  # unreachable: ssh.connect already says so
-                if any(o.exit_status is None for o in outputs.values()):
-                    findings.append(Finding(f"{check.family}.gather", name, Status.ERROR,
-                                            f"{check.family}: not gathered: the host timed out"))
-                    continue
-                parsed = _safe_parse(check, outputs)
-                if "parse_error" in parsed:
-                    findings.append(Finding(f"{check.family}.parse", name, Status.ERROR,
-                                            f"{check.family}: could not parse the output: {parsed['parse_error']}"))
-                    continue
-                facts[name] = parsed
-        for check in self.checks:
-            params = {**check.params, **self.inventory.params.get(check.family, {})}
-            ctx = EvalContext(self.inventory.cluster, self.inventory.hosts, params, facts_by_family)
+            ctx = self.context(check)
+            facts = facts_by_check.get(check.ident, {})
             try:
-                findings += check.evaluate(facts_by_family[check.family], ctx)
+                if isinstance(check, ActiveCheck):
+                    findings += check.judge(facts, self.outcomes.get(check.ident, []), ctx)
+                else:
+                    findings += check.evaluate(facts, ctx)
             except Exception as exc:
                 findings.append(Finding(f"{check.family}.internal", None, Status.ERROR,
-                                        f"{check.family}: evaluation crashed: {type(exc).__name__}: {exc}"))
+                                        f"{check.family}.internal: {check.ident} crashed: "
+                                        f"{type(exc).__name__}: {exc}"))
         if self.options.only:
             findings = [f for f in findings if f.check.startswith("ssh.") or _selected(f.check, self.options.only)]
         order = {h.name: i for i, h in enumerate(self.inventory.hosts)}
@@ -209,7 +309,7 @@ class Engine:
         return Report(
             hosts=hosts,
             findings=self.evaluate(),
-            checks=[c.family for c in self.checks],
+            checks=[c.ident for c in self.checks],
             started=self.started.isoformat(timespec="seconds"),
             duration_s=(datetime.now(timezone.utc) - self.started).total_seconds(),
             complete=complete,
@@ -224,6 +324,7 @@ class Engine:
 
     def run(self) -> Report:
         self.gather()
+        self.activate()
         return self.report()
 
 

@@ -18,7 +18,7 @@ def record(engine: Engine, directory: Path) -> list[Path]:
     written = []
     for check in engine.checks:
         for name, gather in engine.gathered.items():
-            outputs = gather.outputs.get(check.family)
+            outputs = gather.outputs.get(check.ident)
             if outputs is None:
                 continue
             commands = {p.key: p.command for p in check.probes(gather.host, engine.inventory.cluster)}
@@ -27,7 +27,7 @@ def record(engine: Engine, directory: Path) -> list[Path]:
                 "outputs": {key: asdict(out) for key, out in outputs.items()},
                 "facts": _safe_parse(check, outputs),
             }
-            target = directory / check.family / "parse" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.json"
+            target = directory / check.ident / "parse" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.json"
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(fixture, indent=2) + "\n", encoding="utf-8")
             written.append(target)

@@ -15,11 +15,11 @@ import pytest
 
 from preflight.batch import ProbeOutput
 from preflight.checks import all_checks
-from preflight.checks.base import Check, EvalContext
+from preflight.checks.base import ActiveCheck, Check, EvalContext
 from preflight.inventory import ClusterSpec, Host
 
 FIXTURES = Path(__file__).parent / "fixtures"
-CHECKS = {c.family: c for c in all_checks()}
+CHECKS = {c.ident: c for c in all_checks()}  # fixture folders are named by check ident
 
 
 def _cases(kind: str) -> list[Any]:
@@ -57,7 +57,10 @@ def test_evaluate_fixture(path: Path) -> None:
 
 
 def test_every_check_has_fixtures() -> None:
-    for family in CHECKS:
+    """Active checks (which make hosts talk to each other) have their own test modules."""
+    for family, check in CHECKS.items():
+        if isinstance(check, ActiveCheck):
+            continue
         assert list((FIXTURES / family / "parse").glob("*.json")), family
         assert list((FIXTURES / family / "evaluate").glob("*.json")), family
 

@@ -190,12 +190,12 @@ class SSHTransport:
             channel.close()
 
     def close(self) -> None:
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
         if self.client is not None:
             self.client.close()
             self.client = None
+        if self._sock is not None:  # still needed when close() interrupts a connect in progress
+            self._sock.close()
+            self._sock = None
         if self._jump is not None:
             self._jump.close()
             self._jump = None

@@ -1,0 +1,322 @@
+"""net.reachability: a real TCP test between the nodes, not rule reading.
+
+A short-lived listener is opened on the master port of the master (and, on NPU clusters, on
+``HCCL_IF_BASE_PORT`` of every host), and every other host connects to it with a short timeout.
+A blocked pair is named, and when no host at all can reach a port the host behind it is blamed.
+Listeners close after their window (or as soon as every expected peer has connected), so
+nothing is left listening.
+
+Pattern: every pair while the cluster has at most ``all_pairs_max_hosts`` hosts; beyond that,
+each host connects to the master plus its two ring neighbours' HCCL port (bounded: 3 per host).
+
+>>> parse_results('{"results": [{"target": "n1", "port": 29500, "result": "ok", "ms": 0.4}]}')
+[{'target': 'n1', 'port': 29500, 'result': 'ok', 'ms': 0.4}]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from preflight.batch import Probe, ProbeOutput
+from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOutcome, finding
+from preflight.inventory import ClusterSpec, Host
+from preflight.model import Finding, Status
+
+HCCL_DEFAULT_BASE_PORT = 60000
+
+# argv: tag window_seconds port:expected_connections ...  -> one JSON line (also when stopped by SIGTERM)
+LISTENER = r"""
+import errno, json, select, signal, socket, sys, time
+def stop(signum, frame):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt
+signal.signal(signal.SIGTERM, stop)
+window = float(sys.argv[2])
+ports = [tuple(int(x) for x in item.split(":")) for item in sys.argv[3:]]
+out, socks, seen = {"listeners": []}, {}, {}
+for port, expected in ports:
+    entry = {"port": port, "expected": expected, "bound": False, "peers": []}
+    out["listeners"].append(entry)
+    try:
+        try:
+            s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("::", port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("0.0.0.0", port))
+        s.listen(128)
+        entry["bound"] = True
+        socks[s] = entry
+    except OSError as exc:
+        entry["error"] = errno.errorcode.get(exc.errno or 0, str(exc))
+print(json.dumps({"ready": True}), flush=True)
+deadline = time.time() + window
+try:
+    while socks and time.time() < deadline:
+        waiting = [s for s, e in socks.items() if len(e["peers"]) < e["expected"]]
+        if not waiting:
+            break
+        ready, _, _ = select.select(waiting, [], [], min(0.2, max(0.0, deadline - time.time())))
+        for s in ready:
+            conn, addr = s.accept()
+            peer = addr[0][7:] if addr[0].startswith("::ffff:") else addr[0]
+            socks[s]["peers"].append(peer)
+            conn.close()
+except KeyboardInterrupt:
+    out["stopped"] = True
+for s in socks:
+    s.close()
+print(json.dumps(out))
+"""
+
+# argv: connect_timeout retry_seconds name=address:port ...  -> one JSON line
+CONNECTOR = r"""
+import errno, json, socket, sys, threading, time
+timeout, retry = float(sys.argv[1]), float(sys.argv[2])
+results = []
+def probe(spec):
+    name, _, rest = spec.partition("=")
+    address, _, port = rest.rpartition(":")
+    address = address.strip("[]")
+    start = time.time()
+    result = "ok"
+    while True:
+        try:
+            socket.create_connection((address, int(port)), timeout=timeout).close()
+            result = "ok"
+            break
+        except ConnectionRefusedError:
+            result = "refused"
+        except socket.timeout:
+            result = "timeout"
+            break
+        except OSError as exc:
+            result = {errno.EHOSTUNREACH: "unreachable", errno.ENETUNREACH: "unreachable"}.get(
+                exc.errno, errno.errorcode.get(exc.errno or 0, str(exc)))
+            break
+        if time.time() - start > retry:
+            break
+        time.sleep(0.2)
+    results.append({"target": name, "address": address, "port": int(port), "result": result,
+                    "ms": round((time.time() - start) * 1000, 1)})
+threads = [threading.Thread(target=probe, args=(spec,)) for spec in sys.argv[3:]]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(json.dumps({"results": results}))
+"""
+
+@dataclass(frozen=True)
+class Target:
+    host: str
+    address: str
+    port: int
+    what: str  # "master port" or "HCCL base port"
+
+
+def parse_results(text: str) -> list[dict[str, Any]]:
+    """The connector's result list; [] for anything unreadable."""
+    for line in reversed(text.strip().splitlines()):
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("results"), list):
+            return [r for r in data["results"] if isinstance(r, dict)]
+    return []
+
+
+def parse_listeners(text: str) -> list[dict[str, Any]]:
+    """The listener's per-port report; [] for anything unreadable."""
+    for line in reversed(text.strip().splitlines()):
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("listeners"), list):
+            return [e for e in data["listeners"] if isinstance(e, dict)]
+    return []
+
+
+class ReachabilityCheck(ActiveCheck):
+    family = "net"
+    name = "net.reachability"
+    order = 60
+    summary = "real TCP connects to the master port (and HCCL base ports on NPU) from every other host"
+    params: ClassVar[Mapping[str, Any]] = {"connect_timeout": 3.0, "all_pairs_max_hosts": 16}
+
+    needs = ("versions",)  # whether the host's python runs (the listener and connector are python)
+
+    def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
+        return []  # nothing to gather: the versions check already ran the host's python
+
+    def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
+        return {}
+
+    def usable(self, facts: Mapping[str, Facts], ctx: EvalContext) -> dict[str, str | None]:
+        """Reachable hosts -> None when their python runs, else why not (from the versions facts)."""
+        versions = ctx.other_facts.get("versions", {})
+        return {h: (versions[h].get("python_error") if h in versions else "versions facts missing")
+                for h in facts}
+
+    # --- planning (pure) ---
+
+    def targets(self, ctx: EvalContext, usable: Sequence[str]) -> list[Target]:
+        hosts = {h.name: h for h in ctx.hosts}
+        found = []
+        master = hosts.get(ctx.cluster.master)
+        if master and master.name in usable:
+            address = master.env.get("MASTER_ADDR", master.address)
+            found.append(Target(master.name, address, ctx.cluster.master_port, "master port"))
+        if ctx.cluster.accelerator == "npu":
+            for name in usable:
+                host = hosts[name]
+                port = _int(host.env.get("HCCL_IF_BASE_PORT"), HCCL_DEFAULT_BASE_PORT)
+                found.append(Target(name, host.env.get("HCCL_IF_IP", host.address), port, "HCCL base port"))
+        return found
+
+    def pairs(self, ctx: EvalContext, usable: Sequence[str]) -> tuple[dict[Target, list[str]], str]:
+        """target -> sources, and the pattern's name."""
+        order = [h.name for h in ctx.hosts if h.name in usable]
+        all_pairs = len(order) <= int(ctx.params.get("all_pairs_max_hosts", 16))
+        plan: dict[Target, list[str]] = {}
+        for target in self.targets(ctx, order):
+            if target.what == "master port" or all_pairs:
+                plan[target] = [h for h in order if h != target.host]
+            else:
+                i = order.index(target.host)
+                plan[target] = sorted({order[(i - 1) % len(order)], order[(i + 1) % len(order)]} - {target.host})
+        return plan, ("every pair" if all_pairs else "every host to the master, HCCL ports of ring neighbours")
+
+    def steps(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Step]:
+        usable = [h for h, why in self.usable(facts, ctx).items() if why is None]
+        plan, _ = self.pairs(ctx, usable)
+        plan = {t: s for t, s in plan.items() if s}
+        if not plan:
+            return []
+        hosts = {h.name: h for h in ctx.hosts}
+        timeout = float(ctx.params.get("connect_timeout", 3.0))
+        retry = 2.0
+        window = timeout + retry + 3.0
+        listen: dict[str, list[str]] = defaultdict(list)
+        connect: dict[str, list[str]] = defaultdict(list)
+        for target, sources in plan.items():
+            listen[target.host].append(f"{target.port}:{len(sources)}")
+            for source in sources:
+                address = f"[{target.address}]" if ":" in target.address else target.address
+                connect[source].append(f"{target.host}={address}:{target.port}")
+        tag = "preflight-listener-" + hashlib.sha256(repr(sorted(listen.items())).encode()).hexdigest()[:12]
+        background = {h: [Probe("listen", shlex.join([hosts[h].python, "-c", LISTENER, tag, str(window), *ports]),
+                                timeout=window + 5)] for h, ports in listen.items()}
+        # Once every connector is done, end the listeners instead of waiting out their window.
+        # Match only the interpreter running the listener ("PYTHON -c ... tag"), not the `timeout` or
+        # shell wrapped around it; "[r]" keeps the pattern from matching this pkill's own shell.
+        marker = tag.replace("listener", "listene[r]")
+        cleanup = {h: [Probe("stop", "pkill -TERM -f " + shlex.quote(f"^{re.escape(hosts[h].python)} -c .*{marker}")
+                             + " || true", timeout=5)] for h in listen}
+        foreground = {h: [Probe("connect", shlex.join([hosts[h].python, "-c", CONNECTOR, str(timeout), str(retry),
+                                                       *specs]), timeout=window + 5)] for h, specs in connect.items()}
+        return [Step(background=background, foreground=foreground, timeout=window + 10, cleanup=cleanup)]
+
+    # --- judging (pure) ---
+
+    def judge(self, facts: Mapping[str, Facts], outcomes: Sequence[StepOutcome], ctx: EvalContext) -> list[Finding]:
+        check = self.name
+        findings: list[Finding] = []
+        why_not = self.usable(facts, ctx)
+        broken = sorted(h for h, why in why_not.items() if why is not None)
+        for host in broken:
+            findings.append(finding(check, host, Status.ERROR,
+                                    f"{check}: cannot test from or to {host}: its python does not run: {why_not[host]}",
+                                    remedy="set `python:` for this host in hosts.yaml"))
+        usable = [h for h in facts if h not in broken]
+        plan, pattern = self.pairs(ctx, usable)
+        listened: dict[tuple[str, int], dict[str, Any]] = {}
+        results: dict[tuple[str, str, int], str] = {}
+        for outcome in outcomes:
+            for host, outs in outcome.background.items():
+                for entry in parse_listeners(outs.get("listen", ProbeOutput("")).stdout):
+                    listened[(host, _int(entry.get("port"), -1))] = entry
+            for host, outs in outcome.foreground.items():
+                for entry in parse_results(outs.get("connect", ProbeOutput("")).stdout):
+                    results[(host, str(entry.get("target")), _int(entry.get("port"), -1))] = str(entry.get("result"))
+        if not outcomes:
+            return findings + [finding(check, None, Status.SKIP, f"{check}: nothing to test (fewer than 2 hosts)")]
+        problem_hosts: set[str] = set()
+        tested: dict[str, int] = defaultdict(int)
+        for target, sources in plan.items():
+            if not sources:
+                continue
+            where = f"{target.host}:{target.port} ({target.what})"
+            listener = listened.get((target.host, target.port))
+            if listener is None or not listener.get("bound"):
+                why = listener.get("error", "no report") if listener else "the listener did not run"
+                problem_hosts.add(target.host)
+                findings.append(finding(
+                    check, target.host, Status.WARN,
+                    f"{check}: could not listen on {where}: {why}; reachability of this port not tested "
+                    "(see ports.listening for what holds it)", observed=str(why), expected="port free to listen"))
+                continue
+            outcome_by_source = {s: results.get((s, target.host, target.port), "not run") for s in sources}
+            failed = {s: r for s, r in outcome_by_source.items() if r != "ok"}
+            for source in sources:
+                tested[source] += 1
+            tested[target.host] += 1
+            if not failed:
+                continue
+            if len(failed) == len(sources) and len(sources) > 1:
+                kinds = ", ".join(sorted(set(failed.values())))
+                problem_hosts.add(target.host)
+                findings.append(finding(
+                    check, target.host, Status.FAIL,
+                    f"{check}: no host could connect to {where}: {kinds} ({_meaning(kinds)})",
+                    observed=f"{len(failed)}/{len(sources)} hosts: {kinds}", expected="every host connects",
+                    remedy=_remedy(target.port)))
+                continue
+            for source, result in sorted(failed.items()):
+                problem_hosts.add(source)
+                findings.append(finding(
+                    check, source, Status.FAIL,
+                    f"{check}: {source} cannot connect to {where}: {result} ({_meaning(result)})",
+                    observed=result, expected="connect", peer=target.host,
+                    remedy=f"on {target.host}: {_remedy(target.port)}; or check the route from {source}"))
+        for host in usable:
+            if host not in problem_hosts and tested.get(host):
+                findings.append(finding(check, host, Status.PASS,
+                                        f"{check}: all {tested[host]} connection tests involving {host} passed "
+                                        f"({pattern})"))
+        return findings
+
+
+def _int(value: object, default: int) -> int:
+    try:
+        return int(str(value))
+    except (TypeError, ValueError):
+        return default
+
+
+def _meaning(result: str) -> str:
+    if "timeout" in result:
+        return "packets dropped: a firewall DROP rule or a black-holed route"
+    if "refused" in result:
+        return "actively refused: a firewall REJECT rule, or nothing listening"
+    if "unreachable" in result:
+        return "no route to the host"
+    return "see the result code"
+
+
+def _remedy(port: int) -> str:
+    return f"iptables -I INPUT -p tcp --dport {port} -j ACCEPT  (or open it in ufw/firewalld/nftables)"
