@@ -101,12 +101,15 @@ def run(
                         disable=not live)
     task = progress.add_task("hosts", total=len(inventory.hosts), status="")
     problems: list[str] = []
+    waiting = {h.name for h in inventory.hosts}
 
     def host_done(gather: HostGather) -> None:
+        waiting.discard(gather.host.name)
         if any(f.status in (Status.FAIL, Status.ERROR) for f in gather.findings):
             problems.append(gather.host.name)
-        running = len(inventory.hosts) - progress.tasks[0].completed - 1
-        progress.update(task, advance=1, status=f"unreachable {len(problems)}  running {running}")
+        still = terminal.fold(sorted(waiting))
+        still = still if len(still) <= 40 else still[:37] + "..."
+        progress.update(task, advance=1, status=f"unreachable {len(problems)}  waiting for {still or '-'}")
 
     engine = Engine(inventory, chosen, options, on_host_done=host_done)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)

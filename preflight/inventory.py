@@ -224,7 +224,10 @@ class _Reader:
                 if name in where:
                     raise self.error(item, f"duplicate host {name!r} (first on line {where[name]})")
                 where[name] = item.start_mark.line + 1
-                hosts.append(self.host(item, name, entry, defaults, ssh_lookup(name)))
+                host = self.host(item, name, entry, defaults, ssh_lookup(name))
+                if host.proxy_jump:
+                    host = replace(host, proxy_jump=_resolve_jump(host.proxy_jump, ssh_lookup))
+                hosts.append(host)
             if len(hosts) > MAX_HOSTS:
                 raise self.error(item, f"more than {MAX_HOSTS} hosts")
         return hosts
@@ -289,6 +292,22 @@ class _Reader:
                     raise self.error(value_node, f"checks.{family}.{key} must be {type(default).__name__}")
                 out[family][key] = value
         return out
+
+
+def _resolve_jump(spec: str, ssh_lookup: Callable[[str], dict[str, Any]]) -> str:
+    """``[user@]host[:port]`` with the alias resolved through ~/.ssh/config (first hop of a chain).
+
+    >>> _resolve_jump("admin@bastion:2222,other", lambda name: {"address": "10.1.1.1", "user": "x"})
+    'admin@10.1.1.1:2222'
+    """
+    first = spec.split(",")[0].strip()
+    user, _, hostport = first.rpartition("@")
+    name, _, port = hostport.partition(":")
+    found = ssh_lookup(name)
+    user = user or str(found.get("user", ""))
+    port = port or str(found.get("port", ""))
+    address = str(found.get("address", name))
+    return (f"{user}@" if user else "") + address + (f":{port}" if port else "")
 
 
 def _range_size(pattern: str) -> int:

@@ -251,6 +251,22 @@ def test_progress_is_shown_on_a_terminal_only(hosts_file: Path, tmp_path: Path) 
     assert "checking" not in piped.stdout + piped.stderr
 
 
+def test_proxy_jump_reaches_a_host_through_another(cluster: NetnsCluster, tmp_path: Path) -> None:
+    hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml", nodes=[cluster.node("node2")])
+    doc = yaml.safe_load(hosts.read_text())
+    doc["hosts"][0]["proxy_jump"] = f"root@{cluster.node('node1').address}:22"
+    hosts.write_text(yaml.safe_dump(doc))
+    code, report = run_json(hosts, tmp_path, "--checks", "sysctl")
+    assert code == 0, problems(report)
+    assert [h["name"] for h in report["hosts"] if h["reachable"]] == ["node2"]
+    cluster.stop_sshd("node1")
+    try:
+        code, report = run_json(hosts, tmp_path, "--checks", "sysctl", "--connect-timeout", "3")
+    finally:
+        cluster.start_sshd("node1")
+    assert code == 1 and problems(report) == {("ssh.connect", "node2", "error")}, "a dead jump host is named"
+
+
 def test_local_run_without_hosts(tmp_path: Path) -> None:
     proc = preflight("run", "--json", "--report-dir", tmp_path / "r")
     assert proc.returncode in (0, 1), proc.stderr
