@@ -90,6 +90,39 @@ COMPONENTS = (
 )
 
 
+# CANN release -> torch_npu releases built for it (Ascend/pytorch README "Ascend Auxiliary Software" and
+# Ascend/vision's version table). A torch_npu release also requires the torch release it is named after.
+TORCH_NPU_FOR_CANN: dict[str, tuple[str, ...]] = {
+    "8.5.0": ("2.7.1.post2",),
+    "8.2.RC1": ("2.6.0", "2.5.1.post1", "2.1.0.post13"),
+    "8.1.RC1": ("2.5.1", "2.4.0.post4", "2.3.1.post6", "2.1.0.post12"),
+    "8.0.0": ("2.4.0.post2", "2.3.1.post4", "2.1.0.post10"),
+    "8.0.RC3": ("2.4.0", "2.3.1.post2", "2.1.0.post8"),
+    "8.0.RC2": ("2.3.1", "2.1.0.post6", "1.11.0.post14"),
+}
+
+
+def torch_npu_problem(torch: str | None, torch_npu: str | None, cann: str | None) -> str | None:
+    """Why this torch / torch_npu / CANN combination will not work, or None.
+
+    >>> torch_npu_problem("2.4.0", "2.4.0.post2", "8.0.0") is None
+    True
+    >>> torch_npu_problem("2.4.0", "2.4.0.post2", "8.1.RC1")
+    'torch_npu 2.4.0.post2 is not built for CANN 8.1.RC1 (it supports 2.5.1, 2.4.0.post4, 2.3.1.post6, 2.1.0.post12)'
+    >>> torch_npu_problem("2.5.1+cpu", "2.4.0.post4", "8.1.RC1")
+    'torch_npu 2.4.0.post4 needs torch 2.4.0, found 2.5.1+cpu'
+    """
+    if not torch_npu:
+        return None
+    base = re.split(r"\.post|rc|\+", torch_npu)[0]
+    if torch and torch.split("+")[0] != base:
+        return f"torch_npu {torch_npu} needs torch {base}, found {torch}"
+    supported = TORCH_NPU_FOR_CANN.get(cann or "")
+    if supported and torch_npu.split("+")[0] not in supported:
+        return f"torch_npu {torch_npu} is not built for CANN {cann} (it supports {', '.join(supported)})"
+    return None
+
+
 def parse_install_files(text: str) -> dict[str, str | None]:
     """Versions from the install-info section dump printed by INSTALL_FILES."""
     found: dict[str, str | None] = {"cann": None, "npu_driver": None, "gpu_driver": None}
@@ -152,7 +185,30 @@ class VersionsCheck(Check):
                       if not (python_level and h in broken)}
             shown = {h: facts[h].get(component.key) for h in values}
             findings += _judge(component, values, shown, ctx, expect.get(component.key))
+        if ctx.cluster.accelerator == "npu":
+            findings += _judge_torch_npu(facts, broken)
         return findings
+
+
+def _judge_torch_npu(facts: Mapping[str, Facts], broken: set[str]) -> list[Finding]:
+    check = "versions.torch_npu_compat"
+    findings = []
+    for host in sorted(set(facts) - broken):
+        f = facts[host]
+        if not f.get("torch_npu"):
+            continue  # versions.torch_npu already says it is missing
+        problem = torch_npu_problem(f.get("torch"), f.get("torch_npu"), f.get("cann"))
+        combo = f"torch {f.get('torch')}, torch_npu {f.get('torch_npu')}, CANN {f.get('cann') or 'unknown'}"
+        if problem:
+            findings.append(finding(check, host, Status.FAIL, f"{check}: {problem}", observed=combo,
+                                    expected="a pairing from Ascend/pytorch's compatibility table",
+                                    remedy="pip install the torch / torch_npu pair listed for the installed CANN"))
+        else:
+            known = (f.get("cann") or "") in TORCH_NPU_FOR_CANN
+            findings.append(finding(check, host, Status.PASS if known else Status.SKIP,
+                                    f"{check}: {combo}" + ("" if known else " (CANN release not in the table)"),
+                                    observed=combo))
+    return findings
 
 
 def _text(value: object) -> str | None:
