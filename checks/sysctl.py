@@ -1,11 +1,19 @@
-"""sysctl: listen-queue limits that make large collective inits drop connections.
+"""sysctl: listen-queue limits that make large collective inits drop connections, and job ports the
+kernel may hand out as ephemeral source ports.
 
 When hundreds of ranks connect to the rendezvous store, the HCCL root or the NCCL bootstrap at
 once, a short accept queue (``net.core.somaxconn``) or SYN queue (``net.ipv4.tcp_max_syn_backlog``)
 drops connections and init fails or hangs. Ascend and NCCL guides recommend 65535.
 
+A job port (the master port on the master, HCCL's ports on npu nodes) that lies inside
+``net.ipv4.ip_local_port_range`` and is not in ``net.ipv4.ip_local_reserved_ports`` can be taken
+first as the source port of any outgoing connection; the job's bind then fails.
+
 >>> SysctlCheck().parse({"read": ProbeOutput("net.core.somaxconn=4096\\nnet.ipv4.tcp_max_syn_backlog=\\n")})
 {'values': {'net.core.somaxconn': '4096', 'net.ipv4.tcp_max_syn_backlog': None}}
+>>> SysctlCheck().parse({"read": ProbeOutput("net.ipv4.ip_local_port_range=32768\\t60999\\n"
+...                                          "net.ipv4.ip_local_reserved_ports=\\n")})["ports"]
+{'net.ipv4.ip_local_port_range': '32768 60999', 'net.ipv4.ip_local_reserved_ports': ''}
 """
 
 from __future__ import annotations
@@ -15,6 +23,16 @@ from typing import Any, ClassVar
 
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
+from preflight.checks.ports import (
+    RESERVED_KEY,
+    Range,
+    format_port_list,
+    hccl_ports,
+    intersect,
+    parse_port_list,
+    reserve_remedy,
+    uncovered,
+)
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 
@@ -24,27 +42,40 @@ LIMITS = {
     "tcp_max_syn_backlog": ("net.ipv4.tcp_max_syn_backlog", "min_tcp_max_syn_backlog"),
 }
 KEYS = [key for key, _ in LIMITS.values()]
+PORT_RANGE_KEY = "net.ipv4.ip_local_port_range"
+PORT_KEYS = [PORT_RANGE_KEY, RESERVED_KEY]
 
-# Reads /proc/sys directly: works where the sysctl binary is missing; one line per key.
-_READ = "for k in {keys}; do printf '%s=' \"$k\"; cat /proc/sys/$(echo \"$k\" | tr . /) 2>/dev/null || echo; done"
+# Reads /proc/sys directly: works where the sysctl binary is missing. One line per key: "key=value",
+# or the bare key when the file cannot be read (an empty value is a value: nothing reserved).
+_READ = ("for k in {keys}; do if v=$(cat /proc/sys/$(echo \"$k\" | tr . /) 2>/dev/null); "
+         "then printf '%s=%s\\n' \"$k\" \"$v\"; else echo \"$k\"; fi; done")
 
 
 class SysctlCheck(Check):
     family = "sysctl"
     order = 20
-    summary = "net.core.somaxconn and net.ipv4.tcp_max_syn_backlog large enough for a big rendezvous"
+    summary = ("net.core.somaxconn and net.ipv4.tcp_max_syn_backlog large enough for a big rendezvous; "
+               "job ports outside the ephemeral range or reserved")
     params: ClassVar[Mapping[str, Any]] = {"min_somaxconn": 65535, "min_tcp_max_syn_backlog": 65535}
+    needs = ("versions",)  # the CANN version decides how many HCCL ports there are
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        return [Probe("read", _READ.format(keys=" ".join(KEYS)), timeout=5)]
+        return [Probe("read", _READ.format(keys=" ".join(KEYS + PORT_KEYS)), timeout=5)]
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
         values: dict[str, str | None] = {key: None for key in KEYS}
+        ports: dict[str, str | None] = {}
         for line in outputs["read"].stdout.splitlines():
             key, sep, value = line.partition("=")
-            if sep and key.strip() in values:
-                values[key.strip()] = value.strip() or None
-        return {"values": values}
+            key = key.strip()
+            if sep and key in values:
+                values[key] = value.strip() or None
+            elif key in PORT_KEYS:
+                ports[key] = " ".join(value.split()) if sep else None
+        facts: Facts = {"values": values}
+        if ports:  # absent from facts recorded before sysctl.port_range existed: that check is then not judged
+            facts["ports"] = {key: ports.get(key) for key in PORT_KEYS}
+        return facts
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
         findings: list[Finding] = []
@@ -53,13 +84,15 @@ class SysctlCheck(Check):
             for suffix, (key, param) in LIMITS.items():
                 minimum = int(ctx.params.get(param, self.params[param]))
                 findings.append(_judge(f"sysctl.{suffix}", host, key, values.get(key), minimum))
+            if isinstance(host_facts.get("ports"), dict):
+                findings.append(_judge_port_range(host, host_facts["ports"], ctx))
         return findings
 
 
 def _judge(check: str, host: str, key: str, raw: str | None, minimum: int) -> Finding:
     expected = f">= {minimum}"
     remedy = (f"sysctl -w {key}={minimum} && echo '{key} = {minimum}' >> /etc/sysctl.d/90-preflight.conf")
-    if raw is None or not raw.strip().isdigit():
+    if raw is None or not raw.strip().isdecimal():
         return finding(check, host, Status.ERROR, f"{check}: could not read {key}", observed=raw,
                        expected=expected)
     value = int(raw)
@@ -71,3 +104,60 @@ def _judge(check: str, host: str, key: str, raw: str | None, minimum: int) -> Fi
             observed=str(value), expected=expected, remedy=remedy,
         )
     return finding(check, host, Status.PASS, f"{check}: {key} = {value}", observed=str(value), expected=expected)
+
+
+def parse_port_range(text: str | None) -> Range | None:
+    """``net.ipv4.ip_local_port_range`` ("32768 60999") -> (low, high), or None.
+
+    >>> parse_port_range("32768 60999"), parse_port_range("1024"), parse_port_range(None)
+    ((32768, 60999), None, None)
+    """
+    fields = (text or "").split()
+    if len(fields) != 2 or not all(f.isdecimal() for f in fields):
+        return None
+    low, high = int(fields[0]), int(fields[1])
+    return (low, high) if 0 <= low <= high <= 65535 else None
+
+
+def _judge_port_range(host: str, ports: Mapping[str, Any], ctx: EvalContext) -> Finding:
+    check = "sysctl.port_range"
+    targets: list[tuple[str, Range, str]] = []  # (name, ports, how they were worked out)
+    if host == ctx.cluster.master:
+        targets.append((f"master port {ctx.cluster.master_port}", (ctx.cluster.master_port,) * 2, ""))
+    if ctx.cluster.accelerator == "npu":
+        hccl = hccl_ports(host, ctx)
+        if hccl.base is not None:  # a bad HCCL_IF_BASE_PORT is ports.reserved's to report
+            targets.append((f"HCCL ports {hccl.text}", hccl.range, hccl.why))
+    if not targets:
+        return finding(check, host, Status.SKIP, f"{check}: no job port to check on {host} (not the master, and "
+                       "HCCL ports are checked on npu clusters only)")
+    raw_range, raw_reserved = ports.get(PORT_RANGE_KEY), ports.get(RESERVED_KEY)
+    window = parse_port_range(raw_range)
+    reserved = parse_port_list(raw_reserved)
+    expected = " and ".join(name for name, _, _ in targets) + " outside the ephemeral range or reserved"
+    if window is None or reserved is None:
+        bad = PORT_RANGE_KEY if window is None else RESERVED_KEY
+        return finding(check, host, Status.ERROR, f"{check}: could not read {bad}",
+                       observed=str(ports.get(bad)), expected=expected)
+    observed = f"{PORT_RANGE_KEY} = {window[0]}-{window[1]}; reserved: {format_port_list(reserved) or '(none)'}"
+    exposed: list[str] = []
+    to_reserve: list[Range] = []
+    for name, wanted, why in targets:
+        open_ports = intersect(uncovered(wanted, reserved), window)
+        if open_ports:
+            to_reserve.append(wanted)
+            part = "" if open_ports == [wanted] else f"of {format_port_list([wanted])}; "
+            exposed.append(name if wanted[0] == wanted[1] else
+                           f"HCCL ports {format_port_list(open_ports)} ({part}{why})")
+    if exposed:
+        return finding(
+            check, host, Status.WARN,
+            f"{check}: {' and '.join(exposed)} inside {PORT_RANGE_KEY} ({window[0]}-{window[1]}) and not in "
+            f"{RESERVED_KEY}: the kernel may hand such a port to any outgoing connection as its source port "
+            "before the job binds it, and the job then fails with 'address already in use' (likelier the more "
+            "connections the node opens)",
+            observed=observed, expected=expected,
+            remedy=reserve_remedy(reserved, to_reserve))
+    names = " and ".join(name for name, _, _ in targets)
+    return finding(check, host, Status.PASS, f"{check}: {names} outside the ephemeral range {window[0]}-{window[1]} "
+                   "or reserved", observed=observed, expected=expected)

@@ -1,0 +1,427 @@
+"""ports: the job's ports reserved for it and free: HCCL's host ports on NPU nodes, the master port.
+
+HCCL (root-info communicator init) binds ``HCCL_IF_BASE_PORT`` (default 60000) and the next ports:
+16 in all, 32 from CANN 8.5 on. Ascend asks for them in ``net.ipv4.ip_local_reserved_ports``,
+because the default ephemeral range (32768-60999) contains them and any outgoing connection may
+be given one as its source port first. And a port some other process already listens on (a stale
+job, a forgotten rendezvous store) makes ``init_process_group`` fail with "address already in use".
+
+Listening sockets come from ``ss -ltnpH`` (process names need root), or from ``/proc/net/tcp`` and
+``/proc/net/tcp6`` (state 0A) when ss is missing or fails.
+
+>>> parse_port_list("60000-60015,61000")
+[(60000, 60015), (61000, 61000)]
+>>> format_port_list(merge_ranges([(61000, 61000), (60000, 60015), (60016, 60031)]))
+'60000-60031,61000'
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from preflight.batch import Probe, ProbeOutput
+from preflight.checks.base import Check, EvalContext, Facts, finding
+from preflight.inventory import ClusterSpec, Host
+from preflight.model import Finding, Status
+
+HCCL_BASE_ENV = "HCCL_IF_BASE_PORT"
+HCCL_BASE_DEFAULT = 60000
+HCCL_PORTS = 16
+HCCL_PORTS_WIDE = 32
+HCCL_WIDE_FROM = (8, 5)  # CANN release that widened HCCL's host port range to 32
+HCCL_BASE_RANGE = (1024, 65520)  # what the CANN docs allow for HCCL_IF_BASE_PORT
+RESERVED_KEY = "net.ipv4.ip_local_reserved_ports"
+SYSCTL_CONF = "/etc/sysctl.d/90-preflight.conf"
+
+Range = tuple[int, int]
+
+# ss when it works (its output verbatim); else a "== why" line and the LISTEN rows of /proc/net/tcp{,6}.
+_LISTENING = r"""
+if command -v ss >/dev/null 2>&1; then
+  ss -ltnpH && exit 0
+  echo "== ss failed (exit $?)"
+else
+  echo "== ss not installed"
+fi
+for f in /proc/net/tcp /proc/net/tcp6; do
+  if [ -r "$f" ]; then echo "== $f"; grep ' 0A ' "$f"; else echo "== $f unreadable"; fi
+done
+exit 0
+"""
+_RESERVED = "cat /proc/sys/net/ipv4/ip_local_reserved_ports"
+
+
+# --- the kernel's port list syntax -----------------------------------------------------------
+
+def parse_port_list(text: str | None) -> list[Range] | None:
+    """``60000-60015,61000`` -> ranges; "" -> [] (nothing reserved); junk or None -> None.
+
+    >>> parse_port_list("")
+    []
+    >>> parse_port_list(" 8080 , 9000-9001\\n")
+    [(8080, 8080), (9000, 9001)]
+    >>> parse_port_list("60015-60000") is None, parse_port_list("70000") is None, parse_port_list("a") is None
+    (True, True, True)
+    """
+    if text is None:
+        return None
+    text = text.strip()
+    if not text:
+        return []
+    ranges: list[Range] = []
+    for item in text.split(","):
+        match = re.fullmatch(r"\s*(\d{1,5})\s*(?:-\s*(\d{1,5})\s*)?", item)
+        if not match:
+            return None
+        low = int(match[1])
+        high = int(match[2]) if match[2] else low
+        if not 0 <= low <= high <= 65535:
+            return None
+        ranges.append((low, high))
+    return ranges
+
+
+def merge_ranges(ranges: Iterable[Range]) -> list[Range]:
+    """Sorted, with overlapping and adjacent ranges joined.
+
+    >>> merge_ranges([(5, 6), (1, 2), (3, 3), (10, 12), (11, 20)])
+    [(1, 3), (5, 6), (10, 20)]
+    """
+    merged: list[Range] = []
+    for low, high in sorted(ranges):
+        if merged and low <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
+        else:
+            merged.append((low, high))
+    return merged
+
+
+def format_port_list(ranges: Iterable[Range]) -> str:
+    """The kernel's syntax: ``60000-60015,61000``.
+
+    >>> format_port_list([(1, 1), (3, 4)])
+    '1,3-4'
+    """
+    return ",".join(str(low) if low == high else f"{low}-{high}" for low, high in ranges)
+
+
+def uncovered(wanted: Range, covered: Iterable[Range]) -> list[Range]:
+    """The parts of ``wanted`` that no range of ``covered`` contains.
+
+    >>> uncovered((60000, 60031), [(60000, 60015), (60020, 60020)])
+    [(60016, 60019), (60021, 60031)]
+    """
+    missing: list[Range] = []
+    start = wanted[0]
+    for low, high in merge_ranges(covered):
+        if high < start or low > wanted[1]:
+            continue
+        if low > start:
+            missing.append((start, low - 1))
+        start = max(start, high + 1)
+        if start > wanted[1]:
+            break
+    if start <= wanted[1]:
+        missing.append((start, wanted[1]))
+    return missing
+
+
+def intersect(ranges: Iterable[Range], window: Range) -> list[Range]:
+    """The parts of ``ranges`` inside ``window``.
+
+    >>> intersect([(1, 5), (8, 9)], (4, 8))
+    [(4, 5), (8, 8)]
+    """
+    out = [(max(low, window[0]), min(high, window[1])) for low, high in ranges]
+    return [(low, high) for low, high in out if low <= high]
+
+
+def reserve_remedy(current: Sequence[Range], add: Iterable[Range]) -> str:
+    """A pasteable command reserving ``add`` on top of what is reserved now (the kernel replaces the list).
+
+    >>> reserve_remedy([(61000, 61000)], [(60000, 60015)])
+    "sysctl -w net.ipv4.ip_local_reserved_ports=60000-60015,61000 && echo 'net.ipv4.ip_local_reserved_ports = \
+60000-60015,61000' >> /etc/sysctl.d/90-preflight.conf"
+    """
+    merged = format_port_list(merge_ranges([*current, *add]))
+    return f"sysctl -w {RESERVED_KEY}={merged} && echo '{RESERVED_KEY} = {merged}' >> {SYSCTL_CONF}"
+
+
+# --- which ports HCCL uses on a host ---------------------------------------------------------
+
+def cann_release(version: str | None) -> tuple[int, int] | None:
+    """(major, minor) of a CANN version string, or None.
+
+    >>> cann_release("8.1.RC1"), cann_release("8.5.0"), cann_release("9.0.0"), cann_release("weird")
+    ((8, 1), (8, 5), (9, 0), None)
+    """
+    match = re.match(r"\s*(\d+)(?:\.(\d+))?", version or "")
+    return (int(match[1]), int(match[2] or 0)) if match else None
+
+
+@dataclass(frozen=True)
+class HcclPorts:
+    """HCCL's host port range on one host and how it was worked out (for the findings' messages)."""
+
+    base: int | None  # None: HCCL_IF_BASE_PORT is not a usable port
+    count: int
+    setting: str  # "HCCL_IF_BASE_PORT=60000 by default" or as set in hosts.yaml
+    cann: str  # "for CANN 8.0.0 (< 8.5)" or "assumed: CANN version unknown, no CANN toolkit found"
+    cann_known: bool  # False: the count assumed a CANN before 8.5, which newer CANN outgrows
+
+    @property
+    def range(self) -> Range:
+        base = self.base or 0
+        return base, min(base + self.count - 1, 65535)
+
+    @property
+    def text(self) -> str:
+        return format_port_list([self.range])
+
+    @property
+    def why(self) -> str:
+        return f"{self.setting}; {self.count} ports {self.cann}"
+
+    def widened(self) -> HcclPorts:
+        """The same base with the count of CANN >= 8.5."""
+        return HcclPorts(self.base, HCCL_PORTS_WIDE, self.setting, self.cann, True)
+
+
+def hccl_ports(host: str, ctx: EvalContext) -> HcclPorts:
+    """HCCL_IF_BASE_PORT from the host's env in hosts.yaml, the count from the versions facts' CANN.
+
+    >>> from preflight.inventory import ClusterSpec, Host
+    >>> ctx = EvalContext(ClusterSpec(accelerator="npu"), [Host("n1", "n1", env={"HCCL_IF_BASE_PORT": "50000"})],
+    ...                   other_facts={"versions": {"n1": {"cann": "8.5.0"}}})
+    >>> hccl_ports("n1", ctx).text, hccl_ports("n1", ctx).why
+    ('50000-50031', 'HCCL_IF_BASE_PORT=50000; 32 ports for CANN 8.5.0 (>= 8.5)')
+    >>> hccl_ports("n2", ctx).why
+    'HCCL_IF_BASE_PORT=60000 by default; 16 ports assumed: CANN version unknown, versions were not gathered'
+    """
+    env = next((h.env for h in ctx.hosts if h.name == host), {})
+    raw = env.get(HCCL_BASE_ENV)
+    base: int | None = HCCL_BASE_DEFAULT
+    setting = f"{HCCL_BASE_ENV}={HCCL_BASE_DEFAULT} by default"
+    if raw is not None:
+        setting = f"{HCCL_BASE_ENV}={raw}"
+        text = raw.strip()
+        base = int(text) if text.isdecimal() and HCCL_BASE_RANGE[0] <= int(text) <= HCCL_BASE_RANGE[1] else None
+    wide_from = ".".join(map(str, HCCL_WIDE_FROM))
+    versions = ctx.other_facts.get("versions", {})
+    cann = versions[host].get("cann") if host in versions else None
+    release = cann_release(cann)
+    if release is None:
+        unknown = ("versions were not gathered" if host not in versions
+                   else "no CANN toolkit found" if not cann else f"unreadable CANN version {cann!r}")
+        return HcclPorts(base, HCCL_PORTS, setting, f"assumed: CANN version unknown, {unknown}", False)
+    if release >= HCCL_WIDE_FROM:
+        return HcclPorts(base, HCCL_PORTS_WIDE, setting, f"for CANN {cann} (>= {wide_from})", True)
+    return HcclPorts(base, HCCL_PORTS, setting, f"for CANN {cann} (< {wide_from})", True)
+
+
+# --- listening sockets -----------------------------------------------------------------------
+
+_USER = re.compile(r'\("(.*?)",pid=(\d+),fd=\d+\)')
+
+
+def parse_ss(text: str) -> list[dict[str, Any]]:
+    """Listeners from ``ss -ltnp[H]`` rows (a header line, a Netid column and junk are skipped).
+
+    >>> parse_ss('LISTEN 0 128 0.0.0.0%lo:22 0.0.0.0:* users:(("sshd",pid=7,fd=3))\\n')
+    [{'address': '0.0.0.0', 'port': 22, 'interface': 'lo', 'processes': [{'name': 'sshd', 'pid': 7}]}]
+    """
+    listeners = []
+    for line in text.splitlines():
+        fields = line.split()
+        if fields and fields[0] in ("tcp", "tcp6", "tcp4"):
+            fields = fields[1:]
+        if len(fields) < 5 or fields[0] != "LISTEN":
+            continue
+        local = _split_endpoint(fields[3])
+        if local is None:
+            continue
+        address, interface, port = local
+        processes = [{"name": name, "pid": int(pid)} for name, pid in _USER.findall(" ".join(fields[5:]))]
+        listeners.append({"address": address, "port": port, "interface": interface, "processes": processes})
+    return listeners
+
+
+def _split_endpoint(text: str) -> tuple[str, str | None, int] | None:
+    """``[::1]:8080`` / ``0.0.0.0%lo:22`` / ``*:60003`` -> (address, interface, port)."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdecimal() or int(port) > 65535 or not host:
+        return None
+    interface = ""
+    if "%" in host and not (host.startswith("[") and host.endswith("]")):  # ss puts the device after the address
+        host, _, interface = host.rpartition("%")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return host, interface or None, int(port)
+
+
+def parse_proc_net_tcp(text: str) -> list[dict[str, Any]]:
+    """LISTEN (state 0A) rows of /proc/net/tcp and tcp6; addresses decoded as little-endian words.
+
+    >>> parse_proc_net_tcp("   0: 0100007F:18EB 00000000:0000 0A 00000000:00000000 00:00000000 00000000  0 0 1 1")
+    [{'address': '127.0.0.1', 'port': 6379, 'interface': None, 'processes': []}]
+    """
+    listeners = []
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 4 or not fields[0].endswith(":") or fields[3] != "0A":
+            continue
+        address_hex, sep, port_hex = fields[1].partition(":")
+        try:
+            port = int(port_hex, 16)
+            raw = bytes.fromhex(address_hex)
+        except ValueError:
+            continue
+        if not sep or len(raw) not in (4, 16) or port > 65535:
+            continue
+        # The kernel prints each 32-bit word of the address in host order (little-endian on x86 and arm64).
+        swapped = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+        address = str(ipaddress.ip_address(swapped))
+        listeners.append({"address": address, "port": port, "interface": None, "processes": []})
+    return listeners
+
+
+class PortsCheck(Check):
+    family = "ports"
+    order = 30
+    summary = "HCCL ports reserved in ip_local_reserved_ports (npu); master and HCCL ports not already listened on"
+    needs = ("versions",)
+
+    def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
+        return [Probe("reserved", _RESERVED, timeout=5), Probe("listening", _LISTENING, timeout=10)]
+
+    def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
+        facts: Facts = {}
+        reserved = outputs["reserved"]
+        facts["reserved_ports"] = " ".join(reserved.stdout.split()) if reserved.ok else None
+        listening = outputs["listening"]
+        text = listening.stdout
+        first = text.lstrip("\n").split("\n", 1)[0]
+        if not listening.ok:
+            why = listening.stderr.strip() or f"exit status {listening.exit_status}"
+            facts.update(source=None, ss=None, listeners=None, error=f"listening sockets not read: {why}"[:300])
+        elif not first.startswith("== "):
+            facts.update(source="ss", ss="ok", listeners=parse_ss(text))
+        else:
+            facts.update(source="proc", ss=first[3:].strip(), listeners=[])
+            readable = False
+            for section in re.split(r"^== ", text, flags=re.M)[1:]:
+                head, _, body = section.partition("\n")
+                if head.strip() in ("/proc/net/tcp", "/proc/net/tcp6"):
+                    readable = True
+                    facts["listeners"] += parse_proc_net_tcp(body)
+            if not readable:
+                facts.update(source=None, listeners=None,
+                             error=f"listening sockets not read: {facts['ss']} and /proc/net/tcp unreadable")
+        return facts
+
+    def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
+        findings: list[Finding] = []
+        npu = ctx.cluster.accelerator == "npu"
+        if not npu:
+            findings.append(finding("ports.reserved", None, Status.SKIP,
+                                    f"ports.reserved: HCCL port reservation applies to npu clusters "
+                                    f"(accelerator is {ctx.cluster.accelerator})"))
+        for host in sorted(facts):
+            hccl = hccl_ports(host, ctx) if npu else None
+            if hccl is not None:
+                findings.append(_judge_reserved(host, facts[host], hccl))
+            findings.append(_judge_listening(host, facts[host], ctx, hccl))
+        return findings
+
+
+def _judge_reserved(host: str, facts: Facts, hccl: HcclPorts) -> Finding:
+    check = "ports.reserved"
+    low, high = HCCL_BASE_RANGE
+    if hccl.base is None:
+        return finding(check, host, Status.FAIL,
+                       f"{check}: {hccl.setting} in hosts.yaml is not a port in {low}-{high}: HCCL cannot use it",
+                       observed=hccl.setting, expected=f"{HCCL_BASE_ENV} in {low}-{high}",
+                       remedy=f"set {HCCL_BASE_ENV} under env: in hosts.yaml (and in the job) to a port in "
+                              f"{low}-{high}, or drop it for the default {HCCL_BASE_DEFAULT}")
+    raw = facts.get("reserved_ports")
+    reserved = parse_port_list(raw if isinstance(raw, str) else None)
+    if reserved is None:
+        return finding(check, host, Status.ERROR, f"{check}: could not read {RESERVED_KEY}",
+                       observed=None if raw is None else str(raw), expected=f"{hccl.text} reserved")
+    observed = format_port_list(reserved) or "(none)"
+    missing = uncovered(hccl.range, reserved)
+    if missing:
+        return finding(
+            check, host, Status.FAIL,
+            f"{check}: HCCL ports {hccl.text} are not all in {RESERVED_KEY}: {format_port_list(missing)} missing "
+            f"({hccl.why}); an outgoing connection can be given one of them as its source port first, and HCCL "
+            "then fails to bind it during communicator init",
+            observed=observed, expected=f"{hccl.text} reserved", remedy=reserve_remedy(reserved, [hccl.range]))
+    wide = hccl.widened()
+    wide_missing = uncovered(wide.range, reserved)
+    if not hccl.cann_known and wide_missing:
+        wide_from = ".".join(map(str, HCCL_WIDE_FROM))
+        return finding(
+            check, host, Status.WARN,
+            f"{check}: HCCL ports {hccl.text} are reserved, enough before CANN {wide_from}, but CANN {wide_from} "
+            f"and newer use {HCCL_PORTS_WIDE} ports and {format_port_list(wide_missing)} is not reserved "
+            f"({hccl.why})",
+            observed=observed, expected=f"{wide.text} reserved", remedy=reserve_remedy(reserved, [wide.range]))
+    return finding(check, host, Status.PASS, f"{check}: HCCL ports {hccl.text} reserved ({hccl.why})",
+                   observed=observed, expected=f"{hccl.text} reserved")
+
+
+def _judge_listening(host: str, facts: Facts, ctx: EvalContext, hccl: HcclPorts | None) -> Finding:
+    check = "ports.listening"
+    targets: list[tuple[str, Range, str]] = []  # (what, ports, the other way out)
+    if host == ctx.cluster.master:
+        port = ctx.cluster.master_port
+        targets.append((f"master port {port}", (port, port), "or set cluster.master_port to a free port"))
+    if hccl is not None and hccl.base is not None:
+        targets.append((f"HCCL ports {hccl.text}", hccl.range, f"or set {HCCL_BASE_ENV} to a free range"))
+    if not targets:
+        return finding(check, host, Status.SKIP, f"{check}: no job port to check on {host} (not the master, and "
+                       "HCCL ports are checked on npu clusters only)")
+    expected = "; ".join(f"{what} free" for what, _, _ in targets)
+    listeners = facts.get("listeners")
+    if not isinstance(listeners, list):
+        return finding(check, host, Status.ERROR, f"{check}: {facts.get('error') or 'listening sockets not read'}",
+                       expected=expected)
+    problems: list[str] = []
+    pids: set[int] = set()
+    unnamed: set[int] = set()
+    hints: list[str] = []
+    for what, (low, high), hint in targets:
+        held = sorted((item for item in listeners if isinstance(item, dict) and isinstance(item.get("port"), int)
+                       and low <= item["port"] <= high), key=lambda item: (item["port"], str(item.get("address"))))
+        if held and hint not in hints:
+            hints.append(hint)
+        for item in held:
+            procs = [p for p in item.get("processes") or [] if isinstance(p, dict)]
+            who = ", ".join(f"{p.get('name')} (pid {p.get('pid')})" for p in procs)
+            pids.update(p["pid"] for p in procs if isinstance(p.get("pid"), int))
+            if not who:
+                unnamed.add(item["port"])
+                who = ("a process ss cannot name (run as root to see it)" if facts.get("source") == "ss"
+                       else f"a process ({facts.get('ss') or 'no ss'}: read from /proc/net/tcp, no process names)")
+            where = str(item.get("address") or "?") + (f"%{item['interface']}" if item.get("interface") else "")
+            label = what if low == high else f"HCCL port {item['port']}"
+            problems.append(f"{label} is held by {who} on {where}")
+    if problems:
+        if unnamed or not pids:
+            first, last = min(unnamed, default=0), max(unnamed, default=0)
+            sport = f"sport = :{first}" if first == last else f"sport >= :{first} and sport <= :{last}"
+            remedy = f"ss -ltnp '( {sport} )'  # as root, to find the holder; stop it, {'; '.join(hints)}"
+        else:
+            remedy = f"kill {' '.join(map(str, sorted(pids)))}  # stop the holder, {'; '.join(hints)}"
+        return finding(check, host, Status.FAIL,
+                       f"{check}: {'; '.join(problems)}: the job cannot bind it and fails at init with "
+                       "'address already in use'",
+                       observed="; ".join(problems), expected=expected, remedy=remedy)
+    source = "ss" if facts.get("source") == "ss" else f"/proc/net/tcp, {facts.get('ss')}"
+    return finding(check, host, Status.PASS, f"{check}: {expected} (read with {source})", observed="free",
+                   expected=expected)
