@@ -2,7 +2,7 @@
 
 parse fixtures:    tests/fixtures/<family>/parse/*.json    {outputs: {key: {stdout, stderr, exit_status}}, facts}
 evaluate fixtures: tests/fixtures/<family>/evaluate/*.json
-                   {cluster, params, facts_by_host, findings: [{check, host, status}]}
+                   {cluster, params, facts_by_host, findings: [{check, host, status}], env?, other_facts?}
 """
 
 from __future__ import annotations
@@ -43,9 +43,11 @@ def test_parse_fixture(path: Path) -> None:
 def test_evaluate_fixture(path: Path) -> None:
     fixture = json.loads(path.read_text())
     check = _check(path)
-    hosts = [Host(name=n, address=n) for n in fixture["facts_by_host"]]
-    cluster = ClusterSpec(master=hosts[0].name, **fixture.get("cluster", {}))
-    ctx = EvalContext(cluster, hosts, {**check.params, **fixture.get("params", {})})
+    env = fixture.get("env", {})  # optional: host -> its env from hosts.yaml
+    hosts = [Host(name=n, address=n, env=env.get(n, {})) for n in fixture["facts_by_host"]]
+    cluster = ClusterSpec(**{"master": hosts[0].name, **fixture.get("cluster", {})})
+    ctx = EvalContext(cluster, hosts, {**check.params, **fixture.get("params", {})},
+                      fixture.get("other_facts", {}))  # optional: other checks' facts, by check ident
     findings = check.evaluate(fixture["facts_by_host"], ctx)
     got = sorted((f.check, f.host or "", f.status.value) for f in findings)
     want = sorted((f["check"], f["host"] or "", f["status"]) for f in fixture["findings"])
