@@ -1,10 +1,16 @@
-"""Wall time of ``preflight run`` next to pdsh, a parallel OpenSSH loop and Ansible ad-hoc.
+"""Wall time and controller CPU of ``preflight run`` next to pdsh, an OpenSSH loop and Ansible ad-hoc.
 
 For each cluster size one network-namespace cluster (``tests/netns_cluster.py``, name "pfbench",
 subnet 3) is brought up, every tool is run ``--repeat`` times on it (one tool at a time, never
 concurrently, rounds interleaved), and the medians are printed and written to
-``bench/results/wall_time.json``.  A run only counts if it exited 0 and produced one expected
-output per host; otherwise the tool shows as FAILED.  Needs root.
+``bench/results/wall_time.json``.  Besides wall time, every run records the CPU seconds
+(user+sys) of the tool's whole process tree on the controller (``os.wait4`` rusage of the tool,
+which includes every descendant it waited for, e.g. pdsh's ssh clients; the sshds in the
+namespaces are not the tool's descendants, so node-side work is left out).
+
+A baseline run only counts if it exited 0 and produced one expected output per host; a
+preflight run if it exited 0 or 1 (1: checks found problems on this machine) with a complete
+JSON report in which every host is reachable.  Otherwise the tool shows as FAILED.  Needs root.
 
     python bench/wall_time.py [--sizes 1,4,16] [--repeat 3]
 """
@@ -21,13 +27,15 @@ import signal
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import IO, Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
@@ -39,39 +47,99 @@ CLUSTER_SUBNET = 3
 SYSCTL_KEY = "net.core.somaxconn"
 EXPECTED_VALUE = "65535"  # what netns_cluster sets in every node namespace
 RUN_TIMEOUT_S = 300.0
+MAX_SIZE = 244  # netns_cluster: node i gets 10.213.<subnet>.(10+i)
 RESULTS = REPO / "bench" / "results" / "wall_time.json"
-TOOLS = ("preflight", "pdsh", "ssh-loop", "ansible")
+ISSUE2_CHECKS = "versions,sysctl"  # the checks of issue 2: the figure compared with pdsh
+REACH_CHECK = "net.reachability"
+
+# JSON key -> (table label, what one run does)
+COLUMNS: dict[str, tuple[str, str]] = {
+    "preflight-issue2": ("preflight (issue-2)", f"preflight run --checks {ISSUE2_CHECKS} --json"),
+    "preflight-all": ("preflight all", "preflight run --json: every check, incl. the active TCP reachability phase"),
+    "reach-only": ("reach only", f"preflight run --checks {REACH_CHECK} --json: one gather round (the versions "
+                                 "check it needs) plus the TCP reachability phase"),
+    "pdsh": ("pdsh", f"pdsh -S -R ssh -f <size> sysctl -n {SYSCTL_KEY}"),
+    "ssh-loop": ("ssh-loop", f"bash: one backgrounded ssh per host running sysctl -n {SYSCTL_KEY}, then wait"),
+    "ansible": ("ansible", f"ansible all -m command -a 'sysctl -n {SYSCTL_KEY}' -f <size>, no ControlPersist"),
+}
+TOOLS = tuple(COLUMNS)
+PREFLIGHT_TOOLS = ("preflight-issue2", "preflight-all", "reach-only")
+
+
+@dataclass
+class Outcome:
+    """One run: wall seconds, controller CPU seconds (None if unknown), failure reason, preflight verdict."""
+
+    wall_s: float
+    cpu_s: float | None = None
+    error: str | None = None
+    verdict: str | None = None
 
 
 @dataclass
 class ToolResult:
     """Timings of one tool at one size; ``error`` set (and no median) once any run failed."""
 
+    size: int
     available: bool = True
     runs: list[float] = field(default_factory=list)
+    cpu_runs: list[float] = field(default_factory=list)
+    verdicts: list[str] = field(default_factory=list)
     error: str | None = None
+
+    def add(self, outcome: Outcome) -> None:
+        self.runs.append(outcome.wall_s)
+        if outcome.cpu_s is not None:
+            self.cpu_runs.append(outcome.cpu_s)
+        if outcome.verdict is not None:
+            self.verdicts.append(outcome.verdict)
+
+    @property
+    def ok(self) -> bool:
+        return self.available and self.error is None and bool(self.runs)
 
     @property
     def median(self) -> float | None:
-        if not self.available or self.error is not None or not self.runs:
-            return None
-        return statistics.median(self.runs)
+        return statistics.median(self.runs) if self.ok else None
 
-    def cell(self) -> str:
+    @property
+    def median_cpu(self) -> float | None:
+        return statistics.median(self.cpu_runs) if self.ok and self.cpu_runs else None
+
+    @property
+    def cpu_ms_per_host(self) -> float | None:
+        cpu = self.median_cpu
+        return None if cpu is None else 1000.0 * cpu / self.size
+
+    def _status(self) -> str | None:
         if not self.available:
             return "not available"
         if self.error is not None:
             return "FAILED"
+        return None
+
+    def cell(self) -> str:
         median = self.median
-        return "-" if median is None else f"{median:.3f}"
+        return self._status() or ("-" if median is None else f"{median:.3f}")
+
+    def cpu_cell(self) -> str:
+        cpu, per_host = self.median_cpu, self.cpu_ms_per_host
+        return self._status() or ("-" if cpu is None or per_host is None else f"{cpu:.3f} ({per_host:.1f})")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"available": self.available, "ok": self.median is not None, "median_s": self.median,
-                "runs_s": [round(r, 4) for r in self.runs], "error": self.error}
+        per_host = self.cpu_ms_per_host
+        data: dict[str, Any] = {
+            "available": self.available, "ok": self.ok, "median_s": self.median,
+            "runs_s": [round(r, 4) for r in self.runs],
+            "median_cpu_s": self.median_cpu, "cpu_ms_per_host": None if per_host is None else round(per_host, 2),
+            "cpu_runs_s": [round(c, 4) for c in self.cpu_runs], "error": self.error}
+        if self.verdicts:
+            data["verdicts"] = self.verdicts
+        return data
 
 
-# A check returns None when the run succeeded, else a reason.
-Check = Callable[[subprocess.CompletedProcess[str]], str | None]
+# A check returns (failure reason or None, preflight verdict or None).
+Check = Callable[[subprocess.CompletedProcess[str]], tuple[str | None, str | None]]
 
 
 @dataclass
@@ -105,32 +173,39 @@ def _failure(proc: subprocess.CompletedProcess[str], what: str) -> str:
 
 
 def _check_preflight(size: int) -> Check:
-    def check(proc: subprocess.CompletedProcess[str]) -> str | None:
+    """Exit 0 or 1 (1: checks found problems here), a complete report, every host reachable, no host error."""
+    def check(proc: subprocess.CompletedProcess[str]) -> tuple[str | None, str | None]:
         try:
             report = json.loads(proc.stdout)
         except ValueError:
-            return _failure(proc, "stdout is not JSON")
+            return _failure(proc, "stdout is not JSON"), None
+        if not isinstance(report, dict):
+            return _failure(proc, "stdout is not a JSON object"), None
+        verdict = report.get("verdict")
+        verdict = verdict if isinstance(verdict, str) else None
         hosts = report.get("hosts", [])
         reachable = sum(1 for h in hosts if h.get("reachable"))
-        bad = [f"{f.get('host')}: {f.get('check')} {f.get('status')}: {f.get('message')}"
-               for f in report.get("findings", []) if f.get("status") in ("fail", "error")]
-        bad += [f"{h.get('name')}: {h.get('error')} ({h.get('seconds')}s)" for h in hosts if h.get("error")]
-        if proc.returncode != 0 or len(hosts) != size or reachable != size or not report.get("complete"):
+        host_errors = [f"{h.get('name')}: {h.get('error')} ({h.get('seconds')}s)" for h in hosts if h.get("error")]
+        if (proc.returncode not in (0, 1) or len(hosts) != size or reachable != size or host_errors
+                or report.get("complete") is not True):
+            bad = [f"{f.get('host')}: {f.get('check')} {f.get('status')}: {f.get('message')}"
+                   for f in report.get("findings", []) if f.get("status") in ("fail", "error")]
             return (f"rc={proc.returncode}; {reachable}/{len(hosts)} hosts reachable of {size}; "
-                    f"complete={report.get('complete')}; {_tail('; '.join(bad), 600)}")
-        return None
+                    f"complete={report.get('complete')}; verdict={verdict}; "
+                    f"{_tail('; '.join(host_errors + bad), 600)}; stderr: {_tail(proc.stderr)!r}"), verdict
+        return None, verdict
     return check
 
 
 def _check_lines(size: int, parse: Callable[[str], list[str]]) -> Check:
     """Exit 0 and exactly ``size`` outputs, each the expected sysctl value."""
-    def check(proc: subprocess.CompletedProcess[str]) -> str | None:
+    def check(proc: subprocess.CompletedProcess[str]) -> tuple[str | None, str | None]:
         values = parse(proc.stdout)
         if proc.returncode != 0:
-            return _failure(proc, "non-zero exit")
+            return _failure(proc, "non-zero exit"), None
         if len(values) != size or any(v != EXPECTED_VALUE for v in values):
-            return _failure(proc, f"expected {size} x {EXPECTED_VALUE}, got {values!r}")
-        return None
+            return _failure(proc, f"expected {size} x {EXPECTED_VALUE}, got {values!r}"), None
+        return None, None
     return check
 
 
@@ -151,36 +226,45 @@ def _ansible_values(stdout: str) -> list[str]:
     return values
 
 
-def build_tools(cluster: NetnsCluster, work: Path, ansible_ok: bool) -> list[Tool | None]:
-    """The four tools in TOOLS order (None where the tool is not available)."""
+def _script(name: str) -> str:
+    """``name`` from this interpreter's scripts directory (no pyenv-style shim in the timed tree), else PATH."""
+    candidate = Path(sysconfig.get_path("scripts")) / name
+    if candidate.is_file() and os.access(candidate, os.X_OK):
+        return str(candidate)
+    return shutil.which(name) or name
+
+
+def build_tools(cluster: NetnsCluster, work: Path, pdsh_ok: bool, ansible_ok: bool) -> dict[str, Tool | None]:
+    """Every column of TOOLS -> how to run it (None where the tool is not available)."""
     size = len(cluster.nodes)
     addresses = [n.address for n in cluster.nodes]
     hosts_yaml = cluster.write_hosts_yaml(work / "hosts.yaml")
     ssh_opts = _ssh_options(cluster)
+    tools: dict[str, Tool | None] = {}
 
-    preflight = shutil.which("preflight") or "preflight"
-    tools: list[Tool | None] = [Tool(
-        "preflight",
-        [preflight, "run", "--hosts", str(hosts_yaml), "--json", "--report-dir", str(work / "reports")],
-        _check_preflight(size))]
+    preflight = _script("preflight")
+    for name, selection in (("preflight-issue2", ["--checks", ISSUE2_CHECKS]), ("preflight-all", []),
+                            ("reach-only", ["--checks", REACH_CHECK])):
+        tools[name] = Tool(name, [preflight, "run", "--hosts", str(hosts_yaml), *selection, "--json",
+                                  "--report-dir", str(work / "reports" / name)], _check_preflight(size))
 
-    pdsh = shutil.which("pdsh")
-    tools.append(None if pdsh is None else Tool(
+    pdsh = shutil.which("pdsh") if pdsh_ok else None
+    tools["pdsh"] = None if pdsh is None else Tool(
         "pdsh",
         [pdsh, "-S", "-R", "ssh", "-l", "root", "-f", str(max(size, 1)), "-w", ",".join(addresses),
          "sysctl", "-n", SYSCTL_KEY],
         _check_lines(size, _pdsh_values),
         # -S: exit with the largest remote exit code; %u/%h are pdsh's user/host placeholders.
-        {"PDSH_SSH_ARGS": shlex.join(["-x", "-a", *ssh_opts]) + " -l%u %h"}))
+        {"PDSH_SSH_ARGS": shlex.join(["-x", "-a", *ssh_opts]) + " -l%u %h"})
 
     ssh_cmd = shlex.join(["ssh", *ssh_opts])
     loop = (f"rc=0; pids=(); for a in {' '.join(addresses)}; do "
             f"{ssh_cmd} root@$a sysctl -n {SYSCTL_KEY} & pids+=($!); done; "
             'for p in "${pids[@]}"; do wait "$p" || rc=1; done; exit $rc')
-    tools.append(Tool("ssh-loop", ["bash", "-c", loop], _check_lines(size, _plain_values)))
+    tools["ssh-loop"] = Tool("ssh-loop", ["bash", "-c", loop], _check_lines(size, _plain_values))
 
     if not ansible_ok:
-        tools.append(None)
+        tools["ansible"] = None
     else:
         inventory = work / "inventory.ini"
         common = f"-o UserKnownHostsFile={cluster.known_hosts} -o StrictHostKeyChecking=yes"
@@ -190,39 +274,65 @@ def build_tools(cluster: NetnsCluster, work: Path, ansible_ok: bool) -> list[Too
             + f"ansible_ssh_private_key_file={cluster.client_key}\n"
             + f"ansible_ssh_common_args={common}\n"
             + f"ansible_python_interpreter={sys.executable}\n")
-        tools.append(Tool(
+        tools["ansible"] = Tool(
             "ansible",
-            [shutil.which("ansible") or "ansible", "all", "-i", str(inventory), "-m", "command",
+            [_script("ansible"), "all", "-i", str(inventory), "-m", "command",
              "-a", f"sysctl -n {SYSCTL_KEY}", "-f", str(max(size, 1))],
             _check_lines(size, _ansible_values),
             {"ANSIBLE_HOST_KEY_CHECKING": "True",
              # No ControlPersist master: every run opens fresh connections, like the other tools.
              "ANSIBLE_SSH_ARGS": "-o ControlMaster=no -o ControlPath=none",
              "ANSIBLE_LOCAL_TEMP": str(work / "ansible-tmp"),
-             "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0"}))
+             "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0"})
+    assert tuple(tools) == TOOLS
     return tools
 
 
-def run_once(tool: Tool) -> tuple[float, str | None]:
-    """Run the tool once; return (wall seconds, failure reason or None)."""
+def _read(f: IO[bytes]) -> str:
+    f.seek(0)
+    return f.read().decode(errors="replace")
+
+
+def run_once(tool: Tool) -> Outcome:
+    """Run the tool once: wall seconds, CPU seconds of its process tree on this machine, verdict.
+
+    The tool is reaped with ``os.wait4``, whose rusage covers the tool and every descendant it
+    waited for (pdsh's and Ansible's ssh clients, the loop's ssh processes). Output goes to
+    temporary files, so no pipe has to be drained while we block in ``wait4``; a timer kills the
+    tree if it runs past RUN_TIMEOUT_S.
+    """
     env = {**os.environ, **tool.env}
-    start = time.perf_counter()
-    try:
-        # Own process group, so that a timeout or Ctrl-C also ends the tool's forks and ssh children.
-        popen = subprocess.Popen(tool.argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
-    except OSError as exc:
-        return time.perf_counter() - start, f"could not start: {exc}"
-    try:
-        out, err = popen.communicate(timeout=RUN_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        _kill_tree(popen)
-        return time.perf_counter() - start, f"timed out after {RUN_TIMEOUT_S:.0f}s"
-    except BaseException:
-        _kill_tree(popen)
-        raise
-    elapsed = time.perf_counter() - start
-    return elapsed, tool.check(subprocess.CompletedProcess(tool.argv, popen.returncode, out, err))
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        try:
+            # Own process group, so that a timeout or Ctrl-C also ends the tool's forks and ssh children.
+            popen = subprocess.Popen(tool.argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                     start_new_session=True)
+        except OSError as exc:
+            return Outcome(time.perf_counter() - start, error=f"could not start: {exc}")
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            _signal_tree(popen.pid)
+
+        timer = threading.Timer(RUN_TIMEOUT_S, expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            _, status, usage = os.wait4(popen.pid, 0)
+        except BaseException:
+            timer.cancel()
+            _kill_tree(popen)
+            raise
+        elapsed = time.perf_counter() - start
+        timer.cancel()
+        popen.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+        cpu = usage.ru_utime + usage.ru_stime
+        if expired.is_set():
+            return Outcome(elapsed, cpu, f"timed out after {RUN_TIMEOUT_S:.0f}s")
+        error, verdict = tool.check(subprocess.CompletedProcess(tool.argv, popen.returncode, _read(out), _read(err)))
+        return Outcome(elapsed, cpu, error, verdict)
 
 
 def _descendants(root: int) -> set[int]:
@@ -247,17 +357,17 @@ def _descendants(root: int) -> set[int]:
     return found
 
 
-def _kill_tree(popen: subprocess.Popen[str]) -> None:
-    """SIGKILL the tool, its process group and every descendant, then reap it.
+def _signal_tree(root: int) -> None:
+    """SIGKILL ``root``'s process group and every descendant of ``root`` (without reaping).
 
     Descendants are killed by PID as well because some tools (Ansible's forks) move their workers
     into process groups of their own; left alive, their ssh clients would hang on the torn-down
     cluster's dead TCP connections.
     """
     for _ in range(2):  # a second pass catches what forked while the first ran
-        pids = _descendants(popen.pid)
+        pids = _descendants(root)
         try:
-            os.killpg(popen.pid, signal.SIGKILL)
+            os.killpg(root, signal.SIGKILL)
         except ProcessLookupError:
             pass
         for pid in pids:
@@ -265,7 +375,13 @@ def _kill_tree(popen: subprocess.Popen[str]) -> None:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-    popen.communicate()
+
+
+def _kill_tree(popen: subprocess.Popen[bytes]) -> None:
+    """Kill the tool's whole tree, then reap the tool (if ``wait4`` has not already)."""
+    if popen.returncode is None:
+        _signal_tree(popen.pid)
+    popen.wait()
 
 
 def ensure_pdsh() -> bool:
@@ -289,27 +405,25 @@ def ensure_ansible() -> bool:
 
 def bench_size(size: int, repeat: int, pdsh_ok: bool, ansible_ok: bool) -> dict[str, ToolResult]:
     """Bring one cluster of ``size`` nodes up, time every tool on it, always tear it down."""
-    results = {name: ToolResult() for name in TOOLS}
+    results = {name: ToolResult(size) for name in TOOLS}
     with tempfile.TemporaryDirectory(prefix=f"pfbench-{size}-") as tmp:
         work = Path(tmp)
         cluster = NetnsCluster(size, name=CLUSTER_NAME, subnet=CLUSTER_SUBNET, workdir=work / "cluster")
         try:
             cluster.up()
-            tools = build_tools(cluster, work, ansible_ok)
-            if not pdsh_ok:
-                tools[1] = None
-            for name, tool in zip(TOOLS, tools, strict=True):
+            tools = build_tools(cluster, work, pdsh_ok, ansible_ok)
+            for name, tool in tools.items():
                 if tool is None:
                     results[name].available = False
             for round_no in range(repeat):
-                for name, tool in zip(TOOLS, tools, strict=True):
+                for name, tool in tools.items():
                     result = results[name]
                     if tool is None or result.error is not None:
                         continue
-                    elapsed, error = run_once(tool)
-                    result.runs.append(elapsed)
-                    if error is not None:
-                        result.error = f"run {round_no + 1}: {error}"
+                    outcome = run_once(tool)
+                    result.add(outcome)
+                    if outcome.error is not None:
+                        result.error = f"run {round_no + 1}: {outcome.error}"
                         print(f"  size {size}: {name} FAILED: {result.error}", file=sys.stderr)
         finally:
             cluster.down()
@@ -330,34 +444,46 @@ def machine_info() -> dict[str, Any]:
             "ansible": version(["ansible", "--version"])}
 
 
-def format_table(machine: dict[str, Any], repeat: int, rows: dict[int, dict[str, ToolResult]]) -> str:
-    header = (f"machine: nproc={machine['nproc']}, python {machine['python']}, kernel {machine['kernel']}; "
-              f"median of {repeat} run(s), tools run one at a time.\n"
-              "All sshds share this machine's CPUs with the client: compare ratios, not absolute times.")
-    columns = ["size", "preflight s", "pdsh s", "ssh-loop s", "ansible s", "preflight/pdsh"]
-    body = []
-    for size, results in rows.items():
-        pf, pd = results["preflight"].median, results["pdsh"].median
-        ratio = f"{pf / pd:.2f}" if pf is not None and pd else "n/a"
-        body.append([str(size), *(results[t].cell() for t in TOOLS), ratio])
+def _render(columns: list[str], body: list[list[str]]) -> str:
     widths = [max(len(c), *(len(r[i]) for r in body)) for i, c in enumerate(columns)]
     lines = [" | ".join(c.rjust(w) for c, w in zip(columns, widths, strict=True)),
              "-+-".join("-" * w for w in widths)]
     lines += [" | ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in body]
-    return header + "\n" + "\n".join(lines)
+    return "\n".join(lines)
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.2f}" if a is not None and b else "n/a"
+
+
+def format_table(machine: dict[str, Any], repeat: int, rows: dict[int, dict[str, ToolResult]]) -> str:
+    """Wall-time table (median seconds) and controller-CPU table (median CPU s and ms per host)."""
+    labels = [COLUMNS[t][0] for t in TOOLS]
+    header = (f"machine: nproc={machine['nproc']}, python {machine['python']}, kernel {machine['kernel']}; "
+              f"median of {repeat} run(s), tools run one at a time.\n"
+              "Every sshd and probe shares this machine's CPUs with the controller: wall time mostly measures\n"
+              "node-side CPU here; controller CPU per host is what limits one controller on a real cluster.")
+    wall_body = [[str(size), *(res[t].cell() for t in TOOLS),
+                  _ratio(res["preflight-issue2"].median, res["pdsh"].median)] for size, res in rows.items()]
+    wall = _render(["size", *labels, "issue-2/pdsh"], wall_body)
+    cpu_body = [[str(size), *(res[t].cpu_cell() for t in TOOLS),
+                 _ratio(res["preflight-issue2"].median_cpu, res["pdsh"].median_cpu)] for size, res in rows.items()]
+    cpu = _render(["size", *labels, "issue-2/pdsh"], cpu_body)
+    return (f"{header}\n\nwall time, median seconds:\n{wall}\n\n"
+            "controller CPU (user+sys of the tool's process tree), median seconds (ms per host):\n" + cpu)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--sizes", default="1,4,16", help="comma-separated cluster sizes")
+    parser.add_argument("--sizes", default="1,4,16", help="comma-separated cluster sizes (1..244; e.g. 1,4,16,32,64)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per tool and size (median reported)")
     args = parser.parse_args(argv)
     try:
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     except ValueError:
         parser.error("--sizes must be comma-separated integers")
-    if not sizes or any(s < 1 for s in sizes) or args.repeat < 1:
-        parser.error("sizes and --repeat must be >= 1")
+    if not sizes or any(not 1 <= s <= MAX_SIZE for s in sizes) or args.repeat < 1:
+        parser.error(f"sizes must be in 1..{MAX_SIZE} and --repeat >= 1")
     problem = cluster_support_problem()
     if problem:
         print(f"cannot build the bench cluster: {problem}", file=sys.stderr)
@@ -378,7 +504,10 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(machine, args.repeat, rows))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     doc = {"machine": machine, "repeat": args.repeat, "sizes": sizes,
-           "note": "all sshds share this machine's CPUs; compare ratios, not absolute times",
+           "note": ("every sshd and probe shares this machine's CPUs with the controller, so wall time mostly "
+                    "measures node-side CPU; cpu_* is the tool's process tree on the controller only "
+                    "(os.wait4 rusage), cpu_ms_per_host = median_cpu_s / size"),
+           "columns": {key: {"label": label, "runs": what} for key, (label, what) in COLUMNS.items()},
            "results": {str(size): {t: r.to_dict() for t, r in res.items()} for size, res in rows.items()}}
     RESULTS.write_text(json.dumps(doc, indent=2) + "\n")
     print(f"wrote {RESULTS.relative_to(REPO)}", file=sys.stderr)
