@@ -164,6 +164,8 @@ class VersionsCheck(Check):
         if isinstance(data, dict):
             facts.update({k: _text(data.get(k)) for k in ("python", "torch", "torch_npu", "cuda", "nccl")})
             facts["executable"] = _text(data.get("executable"))
+        elif python.timed_out:
+            facts["python_error"] = "timed out: the interpreter did not answer within the probe timeout (killed)"
         else:
             reason = python.stderr.strip() or python.stdout.strip() or f"exit status {python.exit_status}"
             facts["python_error"] = reason[-300:]

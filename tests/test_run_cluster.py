@@ -269,6 +269,28 @@ def test_proxy_jump_reaches_a_host_through_another(cluster: NetnsCluster, tmp_pa
     assert code == 1 and problems(report) == {("ssh.connect", "node2", "error")}, "a dead jump host is named"
 
 
+def test_hung_probe_is_killed_and_the_rest_of_the_host_still_reported(cluster: NetnsCluster,
+                                                                     tmp_path: Path) -> None:
+    hung = tmp_path / "hung-python"
+    hung.write_text("#!/bin/sh\nexec sleep 37\n")
+    hung.chmod(0o755)
+    hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml")
+    doc = yaml.safe_load(hosts.read_text())
+    doc["hosts"][1]["python"] = str(hung)
+    hosts.write_text(yaml.safe_dump(doc))
+    start = time.monotonic()
+    code, report = run_json(hosts, tmp_path, "--command-timeout", "2", "--checks", "versions,sysctl")
+    assert time.monotonic() - start < 20
+    assert code == 1
+    assert problems(report) == {("versions.python", "node2", "error")}
+    error = next(f for f in report["findings"] if f["status"] == "error")
+    assert "timed out" in error["message"]
+    assert {f["host"] for f in report["findings"] if f["check"] == "sysctl.somaxconn"} == {
+        "node1", "node2", "node3", "node4"}, "the host's other probes still ran"
+    leftover = subprocess.run(["pgrep", "-f", "sleep 37"], capture_output=True, text=True, check=False)
+    assert leftover.stdout == "", "the hung probe was killed with its process group"
+
+
 def test_local_run_without_hosts(tmp_path: Path) -> None:
     proc = preflight("run", "--json", "--report-dir", tmp_path / "r")
     assert proc.returncode in (0, 1), proc.stderr
