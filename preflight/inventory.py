@@ -288,7 +288,10 @@ class _Reader:
             for key, (value_node, _) in values.items():
                 value = self.construct(value_node)
                 default = allowed[key]
-                if default is not None and not isinstance(value, type(default)):
+                if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+                    value = float(value)  # `3` where `3.0` is the default
+                if default is not None and (not isinstance(value, type(default))
+                                            or isinstance(value, bool) != isinstance(default, bool)):
                     raise self.error(value_node, f"checks.{family}.{key} must be {type(default).__name__}")
                 out[family][key] = value
         return out

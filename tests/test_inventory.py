@@ -55,6 +55,11 @@ def test_ranges_and_bare_names() -> None:
     assert inv.cluster.master == "gpu01"
 
 
+def test_check_params_accept_an_int_for_a_float() -> None:
+    inv = parse("hosts:\n  - a\nchecks:\n  net:\n    connect_timeout: 2\n")
+    assert inv.params == {"net": {"connect_timeout": 2.0}}
+
+
 def test_bare_list_file() -> None:
     assert [h.name for h in parse("- a\n- b\n").hosts] == ["a", "b"]
 

@@ -1,0 +1,336 @@
+"""os: shared memory, locked-memory limit, clock offset, free memory and free disk on every host.
+
+- ``os.shm``: NCCL puts its intra-node buffers in /dev/shm and fails to init ("failed to extend
+  /dev/shm/nccl-*") when it is small; a container's default is 64 MiB, NCCL's docs ask for
+  ``--shm-size=1g``. Below ``min_shm_mib`` fails on gpu/npu clusters (warns on cpu, where only
+  DataLoader workers use it); less than that *free* warns (segments left by a crashed job).
+- ``os.memlock``: RDMA (InfiniBand/RoCE) pins buffers; NCCL's docs ask for ``--ulimit memlock=-1``.
+  Warns on gpu/npu below ``min_memlock_mib`` (-1: unlimited required); skipped on cpu.
+- ``os.clock``: each host prints its time next to the controller's time taken when its script was
+  built, so the gather's start skew cancels out; a host is compared with the cluster median (with
+  fewer than 3 hosts, with the controller). torchrun's c10d rendezvous drops nodes whose
+  heartbeat (a wall-clock time) is older than 15 s, and logs stop lining up long before: warn over
+  ``warn_clock_offset_s``, fail over ``max_clock_offset_s``.
+- ``os.memory``: MemAvailable below ``min_mem_available_mib`` fails, below
+  ``warn_mem_available_pct`` % of MemTotal warns (often processes left by an earlier job).
+- ``os.disk``: free space on / and /tmp (probe scratch files, compile caches, logs): below
+  ``min_disk_free_gib`` fails, below ``warn_disk_free_gib`` warns.
+
+>>> parse_limits("Max locked memory         65536                65536                bytes\\n")
+{'soft': 65536, 'hard': 65536}
+>>> parse_df("Filesystem 1024-blocks Used Available Capacity Mounted on\\ntmpfs 65536 0 65536 0% /dev/shm\\n")
+{'fs': 'tmpfs', 'size_kib': 65536, 'avail_kib': 65536, 'mount': '/dev/shm'}
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from preflight.batch import Probe, ProbeOutput
+from preflight.checks.base import Check, EvalContext, Facts, finding
+from preflight.inventory import ClusterSpec, Host
+from preflight.model import Finding, Status
+
+DF_PATHS = ("/", "/tmp", "/dev/shm")
+DISK_PATHS = ("/", "/tmp")
+_DF = "for p in " + " ".join(DF_PATHS) + "; do printf '== %s\\n' \"$p\"; df -kP \"$p\" 2>&1; done"
+_DF_LINE = re.compile(r"^(?P<fs>.*?)\s+(?P<size>\d+)\s+(?P<used>\d+)\s+(?P<avail>\d+)\s+(?P<cap>\d+%|-)\s+"
+                      r"(?P<mount>/.*)$")
+MIB = 1024 * 1024
+
+
+class OsLimitsCheck(Check):
+    family = "os"
+    order = 5  # first in the batch: the clock is read before slower probes could delay it on one host
+    summary = "/dev/shm size, memlock limit for RDMA, clock offset between hosts, free memory and disk"
+    params: ClassVar[Mapping[str, Any]] = {
+        "min_shm_mib": 1024,
+        "min_memlock_mib": -1,
+        "warn_clock_offset_s": 2,
+        "max_clock_offset_s": 10,
+        "warn_mem_available_pct": 10,
+        "min_mem_available_mib": 1024,
+        "warn_disk_free_gib": 10,
+        "min_disk_free_gib": 1,
+    }
+
+    def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
+        # The controller's time now (the engine builds a host's script right before sending it) travels
+        # with the probe and comes back next to the host's time: parse stays pure and skew comparable.
+        reference = f"{time.time():.6f}"
+        return [
+            Probe("clock", f"printf 'ref %s\\n' {reference}; date +%s.%N", timeout=5),
+            Probe("df", _DF, timeout=10),
+            Probe("limits", "cat /proc/self/limits", timeout=5),
+            Probe("meminfo", "cat /proc/meminfo", timeout=5),
+        ]
+
+    def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
+        empty = ProbeOutput("", "not run", None)
+        limits = parse_limits(outputs.get("limits", empty).stdout)
+        return {
+            "clock": parse_clock(outputs.get("clock", empty).stdout),
+            "disks": parse_df_sections(outputs.get("df", empty).stdout),
+            "memlock": limits,
+            "memory": parse_meminfo(outputs.get("meminfo", empty).stdout),
+        }
+
+    def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
+        params = {**self.params, **ctx.params}
+        findings: list[Finding] = []
+        for host, host_facts in facts.items():
+            findings.append(_shm(host, host_facts, ctx.cluster.accelerator, int(params["min_shm_mib"])))
+            findings.append(_memlock(host, host_facts, ctx.cluster.accelerator, int(params["min_memlock_mib"])))
+            findings.append(_memory(host, host_facts, float(params["warn_mem_available_pct"]),
+                                    int(params["min_mem_available_mib"])))
+            findings.append(_disk(host, host_facts, float(params["warn_disk_free_gib"]),
+                                  float(params["min_disk_free_gib"])))
+        findings += _clock(facts, float(params["warn_clock_offset_s"]), float(params["max_clock_offset_s"]))
+        return findings
+
+
+# --- parsers -------------------------------------------------------------------------------------------
+
+
+def _number(text: str) -> float | None:
+    match = re.match(r"^(\d+)(?:\.(\d+))?$", text.strip())
+    if not match:
+        match = re.match(r"^(\d+)\.", text.strip())  # busybox date without %N prints "1700000000.N"
+        return float(match.group(1)) if match else None
+    return float(match.group(0))
+
+
+def parse_clock(text: str) -> dict[str, float | None]:
+    """The controller's reference time and the host's time (``date +%s.%N``), both in epoch seconds.
+
+    >>> parse_clock("ref 100.5\\n103.25\\n")
+    {'ref': 100.5, 'time': 103.25, 'offset_s': 2.75}
+    """
+    ref = host_time = None
+    for line in text.splitlines():
+        if line.startswith("ref "):
+            ref = _number(line[4:])
+        elif line.strip() and host_time is None:
+            host_time = _number(line)
+    offset = round(host_time - ref, 3) if ref is not None and host_time is not None else None
+    return {"ref": ref, "time": host_time, "offset_s": offset}
+
+
+def parse_df(text: str) -> dict[str, Any] | None:
+    """The data line of ``df -kP PATH`` (the mount point may contain spaces)."""
+    for line in text.splitlines():
+        match = _DF_LINE.match(line.strip())
+        if match:
+            return {"fs": match["fs"], "size_kib": int(match["size"]), "avail_kib": int(match["avail"]),
+                    "mount": match["mount"]}
+    return None
+
+
+def parse_df_sections(text: str) -> dict[str, dict[str, Any]]:
+    """``== PATH`` sections of ``df -kP`` output -> path -> usage, or ``{"error": ...}``."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if line.startswith("== "):
+            current = sections.setdefault(line[3:].strip(), [])
+        elif current is not None:
+            current.append(line)
+    disks: dict[str, dict[str, Any]] = {}
+    for path in DF_PATHS:
+        lines = sections.get(path)
+        if lines is None:
+            disks[path] = {"error": "not reported"}
+            continue
+        usage = parse_df("\n".join(lines))
+        message = next((line.strip() for line in lines if line.strip()), "") or "no output"
+        disks[path] = usage if usage is not None else {"error": message[:200]}
+    return disks
+
+
+def parse_limits(text: str) -> dict[str, int | str | None]:
+    """Soft and hard "Max locked memory" from /proc/self/limits, in bytes or "unlimited"."""
+    for line in text.splitlines():
+        if line.startswith("Max locked memory"):
+            words = line[len("Max locked memory"):].split()
+            values = [w if w == "unlimited" else int(w) if w.isdigit() else None for w in words[:2]]
+            if len(values) == 2:
+                return {"soft": values[0], "hard": values[1]}
+    return {"soft": None, "hard": None}
+
+
+def parse_meminfo(text: str) -> dict[str, int | None]:
+    """MemTotal and MemAvailable in KiB (MemAvailable approximated on kernels older than 3.14).
+
+    >>> parse_meminfo("MemTotal: 100 kB\\nMemFree: 10 kB\\nBuffers: 5 kB\\nCached: 20 kB\\n")
+    {'total_kib': 100, 'available_kib': 35}
+    """
+    values: dict[str, int] = {}
+    for line in text.splitlines():
+        key, _, rest = line.partition(":")
+        words = rest.split()
+        if words and words[0].isdigit():
+            values[key.strip()] = int(words[0])
+    available = values.get("MemAvailable")
+    if available is None and "MemFree" in values:
+        available = values["MemFree"] + values.get("Buffers", 0) + values.get("Cached", 0)
+    return {"total_kib": values.get("MemTotal"), "available_kib": available}
+
+
+# --- judges --------------------------------------------------------------------------------------------
+
+
+def _size(kib: float) -> str:
+    """Human size from KiB.
+
+    >>> _size(65536), _size(1536 * 1024 * 1024)
+    ('64 MiB', '1.5 TiB')
+    """
+    value, unit = float(kib), "KiB"
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            break
+        value /= 1024
+    return f"{value:.1f} {unit}".replace(".0 ", " ")
+
+
+def _shm(host: str, facts: Facts, accelerator: str, min_mib: int) -> Finding:
+    check = "os.shm"
+    entry = (facts.get("disks") or {}).get("/dev/shm") or {"error": "not reported"}
+    expected = f">= {min_mib} MiB"
+    gib = max(1, -(-min_mib // 1024))  # rounded up
+    remedy = f"mount -o remount,size={gib}G /dev/shm  # in a container: docker run --shm-size={gib}g"
+    if "error" in entry:
+        if "No such file" in str(entry["error"]):
+            return finding(check, host, Status.FAIL, f"{check}: there is no /dev/shm on {host}: NCCL cannot create "
+                           "its shared-memory segments", observed="missing", expected=expected,
+                           remedy="mount -t tmpfs -o size=1G tmpfs /dev/shm")
+        return finding(check, host, Status.ERROR, f"{check}: could not read /dev/shm: {entry['error']}")
+    size, avail = int(entry["size_kib"]), int(entry["avail_kib"])
+    observed = f"{_size(size)} ({_size(avail)} free)"
+    if size < min_mib * 1024:
+        status = Status.FAIL if accelerator in ("gpu", "npu") else Status.WARN
+        return finding(check, host, status,
+                       f"{check}: /dev/shm is {_size(size)}, below {min_mib} MiB: NCCL fails to extend its segments "
+                       "(\"failed to extend /dev/shm/nccl-*\") and DataLoader workers die with bus errors "
+                       "(a container's default is 64 MiB)", observed=observed, expected=expected, remedy=remedy)
+    if avail < min_mib * 1024:
+        return finding(check, host, Status.WARN,
+                       f"{check}: only {_size(avail)} of /dev/shm ({_size(size)}) is free: segments left by a "
+                       "crashed job?", observed=observed, expected=f">= {min_mib} MiB free",
+                       remedy="ls -la /dev/shm  # remove stale nccl-*/torch_* files of jobs that are gone")
+    return finding(check, host, Status.PASS, f"{check}: /dev/shm {observed}", observed=observed, expected=expected)
+
+
+def _limit_text(value: int | str | None) -> str:
+    if value is None:
+        return "?"
+    return "unlimited" if value == "unlimited" else _size(int(value) / 1024)
+
+
+def _memlock(host: str, facts: Facts, accelerator: str, min_mib: int) -> Finding:
+    check = "os.memlock"
+    if accelerator not in ("gpu", "npu"):
+        return finding(check, host, Status.SKIP, f"{check}: not needed on a {accelerator} cluster (no RDMA)")
+    limits = facts.get("memlock") or {}
+    soft, hard = limits.get("soft"), limits.get("hard")
+    if soft is None:
+        return finding(check, host, Status.ERROR, f"{check}: could not read the locked-memory limit")
+    expected = "unlimited" if min_mib < 0 else f">= {min_mib} MiB"
+    observed = f"{_limit_text(soft)} (hard {_limit_text(hard)})"
+    enough = soft == "unlimited" or (min_mib >= 0 and int(soft) >= min_mib * MIB)
+    if enough:
+        return finding(check, host, Status.PASS, f"{check}: max locked memory {observed}", observed=observed,
+                       expected=expected)
+    if hard == "unlimited" or (min_mib >= 0 and isinstance(hard, int) and hard >= min_mib * MIB):
+        value = "unlimited" if min_mib < 0 else str(min_mib * 1024)
+        remedy = f"ulimit -l {value}  # in the job's launch script (the hard limit allows it)"
+    else:
+        remedy = ("echo '* - memlock unlimited' > /etc/security/limits.d/90-memlock.conf  # log in again; "
+                  "in a container: docker run --ulimit memlock=-1")
+    return finding(check, host, Status.WARN,
+                   f"{check}: max locked memory is {observed}: over InfiniBand/RoCE, NCCL and HCCL cannot pin "
+                   "their buffers (ibv_reg_mr fails)", observed=observed, expected=expected, remedy=remedy)
+
+
+def _memory(host: str, facts: Facts, warn_pct: float, min_mib: int) -> Finding:
+    check = "os.memory"
+    memory = facts.get("memory") or {}
+    total, avail = memory.get("total_kib"), memory.get("available_kib")
+    if not isinstance(avail, int) or not isinstance(total, int) or total <= 0:
+        return finding(check, host, Status.ERROR, f"{check}: could not read /proc/meminfo")
+    observed = f"{_size(avail)} available of {_size(total)}"
+    remedy = "ps -eo pid,rss,etime,cmd --sort=-rss | head -15  # processes left by an earlier job?"
+    if avail < min_mib * 1024:
+        return finding(check, host, Status.FAIL, f"{check}: only {observed} on {host}: the job will be OOM-killed",
+                       observed=observed, expected=f">= {min_mib} MiB available", remedy=remedy)
+    if avail * 100 < total * warn_pct:
+        return finding(check, host, Status.WARN,
+                       f"{check}: only {observed} ({100 * avail / total:.0f}%) on {host}, below {warn_pct:g}%",
+                       observed=observed, expected=f">= {warn_pct:g}% available", remedy=remedy)
+    return finding(check, host, Status.PASS, f"{check}: {observed}", observed=observed)
+
+
+def _disk(host: str, facts: Facts, warn_gib: float, min_gib: float) -> Finding:
+    check = "os.disk"
+    disks = facts.get("disks") or {}
+    seen: dict[str, tuple[str, int]] = {}  # mount point -> (first path on it, free KiB)
+    errors = []
+    for path in DISK_PATHS:
+        entry = disks.get(path) or {"error": "not reported"}
+        if "error" in entry:
+            errors.append(f"{path}: {entry['error']}")
+        elif str(entry.get("mount")) not in seen:
+            seen[str(entry.get("mount"))] = (path, int(entry["avail_kib"]))
+    if not seen:
+        return finding(check, host, Status.ERROR, f"{check}: could not read free space: {'; '.join(errors)}")
+    observed = ", ".join(f"{path} {_size(free)} free" for path, free in seen.values())
+    worst_path, worst = min(seen.values(), key=lambda item: item[1])
+    remedy = f"du -xhd1 {worst_path} 2>/dev/null | sort -h | tail  # then free space on {worst_path}"
+    if worst < min_gib * MIB:
+        return finding(check, host, Status.FAIL, f"{check}: {worst_path} has {_size(worst)} free on {host}, below "
+                       f"{min_gib:g} GiB: probes, compile caches and logs fail to write", observed=observed,
+                       expected=f">= {min_gib:g} GiB free", remedy=remedy)
+    if worst < warn_gib * MIB:
+        return finding(check, host, Status.WARN, f"{check}: {worst_path} has {_size(worst)} free on {host}, below "
+                       f"{warn_gib:g} GiB", observed=observed, expected=f">= {warn_gib:g} GiB free", remedy=remedy)
+    return finding(check, host, Status.PASS, f"{check}: {observed}", observed=observed,
+                   expected=f">= {warn_gib:g} GiB free")
+
+
+def _clock(facts: Mapping[str, Facts], warn_s: float, max_s: float) -> list[Finding]:
+    check = "os.clock"
+    findings: list[Finding] = []
+    offsets: dict[str, float] = {}
+    for host, host_facts in facts.items():
+        offset = (host_facts.get("clock") or {}).get("offset_s")
+        if isinstance(offset, (int, float)):
+            offsets[host] = float(offset)
+        else:
+            findings.append(finding(check, host, Status.ERROR, f"{check}: could not read the host's time"))
+    if len(offsets) >= 3:
+        reference, against = statistics.median(offsets.values()), "the cluster median"
+    else:
+        reference, against = 0.0, "the controller"
+    remedy = "chronyc makestep  # and keep time synced: systemctl enable --now chronyd (or timedatectl set-ntp true)"
+    for host, offset in offsets.items():
+        skew = round(offset - reference, 1) + 0.0  # + 0.0 turns -0.0 into 0.0
+        observed = f"{skew:+.1f} s"
+        if abs(skew) > max_s:
+            findings.append(finding(
+                check, host, Status.FAIL,
+                f"{check}: {host}'s clock is {observed} off {against}, over {max_s:g} s: torchrun's rendezvous "
+                "drops nodes whose heartbeat looks older than 15 s, TLS rejects certificates, logs do not line up",
+                observed=observed, expected=f"within {max_s:g} s", remedy=remedy))
+        elif abs(skew) > warn_s:
+            findings.append(finding(
+                check, host, Status.WARN,
+                f"{check}: {host}'s clock is {observed} off {against}, over {warn_s:g} s: logs of different hosts "
+                "do not line up", observed=observed, expected=f"within {warn_s:g} s", remedy=remedy))
+        else:
+            findings.append(finding(check, host, Status.PASS, f"{check}: {observed} from {against}",
+                                    observed=observed, expected=f"within {warn_s:g} s"))
+    return findings
