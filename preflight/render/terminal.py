@@ -35,6 +35,8 @@ def fold(names: list[str]) -> str:
 
 def families(report: Report) -> list[str]:
     seen: dict[str, None] = {"ssh": None}
+    for ident in report.checks:  # the checks' own order first
+        seen.setdefault(ident.split(".", 1)[0], None)
     for finding in report.findings:
         seen.setdefault(finding.check.split(".", 1)[0], None)
     return list(seen)
