@@ -37,9 +37,10 @@ def families(report: Report) -> list[str]:
     seen: dict[str, None] = {"ssh": None}
     for ident in report.checks:  # the checks' own order first
         seen.setdefault(ident.split(".", 1)[0], None)
-    for finding in report.findings:
-        seen.setdefault(finding.check.split(".", 1)[0], None)
-    return list(seen)
+    present = {finding.check.split(".", 1)[0] for finding in report.findings}
+    for family in sorted(present):
+        seen.setdefault(family, None)
+    return [family for family in seen if family in present or family == "ssh"]
 
 
 def matrix(report: Report) -> Table:
