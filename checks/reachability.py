@@ -127,28 +127,26 @@ class Target:
     what: str  # "master port" or "HCCL base port"
 
 
-def parse_results(text: str) -> list[dict[str, Any]]:
-    """The connector's result list; [] for anything unreadable."""
+def _last_json_list(text: str, key: str) -> list[dict[str, Any]]:
+    """The dict entries of ``key`` in the last JSON line that has it as a list; [] for anything else."""
     for line in reversed(text.strip().splitlines()):
         try:
             data = json.loads(line)
         except ValueError:
             continue
-        if isinstance(data, dict) and isinstance(data.get("results"), list):
-            return [r for r in data["results"] if isinstance(r, dict)]
+        if isinstance(data, dict) and isinstance(data.get(key), list):
+            return [entry for entry in data[key] if isinstance(entry, dict)]
     return []
+
+
+def parse_results(text: str) -> list[dict[str, Any]]:
+    """The connector's result list."""
+    return _last_json_list(text, "results")
 
 
 def parse_listeners(text: str) -> list[dict[str, Any]]:
-    """The listener's per-port report; [] for anything unreadable."""
-    for line in reversed(text.strip().splitlines()):
-        try:
-            data = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(data, dict) and isinstance(data.get("listeners"), list):
-            return [e for e in data["listeners"] if isinstance(e, dict)]
-    return []
+    """The listener's per-port report."""
+    return _last_json_list(text, "listeners")
 
 
 class ReachabilityCheck(ActiveCheck):
