@@ -107,9 +107,15 @@ def verdict(ruleset: RuleSet | Sequence[RuleSet], pkt: Packet) -> Verdict:
         walker = _Walker(rs, pkt)
         for base in rs.bases:
             outcomes = walker.base(base)
-            drops = [rule for kind, rule in outcomes if kind == "drop" and rule is not None]
+            # Outcomes are a set: sort, so messages and remedies come out the same on every run.
+            drops = sorted((rule for kind, rule in outcomes if kind == "drop" and rule is not None), key=_rule_order)
             possible += drops
             if drops and len(drops) == len(outcomes):
                 definite += drops
         undecided |= walker.undecided
     return Verdict(tuple(dict.fromkeys(definite)), tuple(dict.fromkeys(possible)), frozenset(undecided))
+
+
+def _rule_order(rule: Rule) -> tuple[str, str, str, bool, int, str]:
+    """A stable order for rules: where they sit, then their text."""
+    return (rule.tool, rule.table, rule.chain, rule.policy, rule.handle if rule.handle is not None else -1, rule.text)
