@@ -27,35 +27,68 @@ from preflight.checks.base import Check, EvalContext, Facts, finding, majority
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 
-# Runs on the node under the configured interpreter; must work on python >= 3.6 and import nothing heavy.
+# Runs on the node as `python -S -c PYTHON_PROBE`: -S skips site's start-up work (.pth files and all),
+# and package versions come from the dist-info / egg-info directory names on the interpreter's search
+# path instead of importlib.metadata: together ~15 ms instead of ~60 ms per host. The site dirs are
+# rebuilt as `site` would: the venv's, the base interpreter's when the venv includes system site
+# packages, the user site outside venvs. Must work on python >= 3.6 and never import torch.
 PYTHON_PROBE = r"""
-import json, os, platform, re, sys
-out = {"python": platform.python_version(), "executable": sys.executable}
+import json, os, re, sys
+dirs = list(sys.path)
 try:
-    from importlib import metadata as md
-except ImportError:
-    md = None
-def dist(*names):
-    for name in names:
-        try:
-            return md.version(name)
-        except Exception:
-            pass
-    return None
-out["torch"] = dist("torch") if md else None
-out["torch_npu"] = dist("torch_npu", "torch-npu") if md else None
-out["nccl"] = dist("nvidia-nccl-cu13", "nvidia-nccl-cu12", "nvidia-nccl-cu11") if md else None
-out["cuda"] = None
-try:
-    import importlib.util
-    spec = importlib.util.find_spec("torch")
-    if spec and spec.submodule_search_locations:
-        path = os.path.join(list(spec.submodule_search_locations)[0], "version.py")
-        with open(path) as handle:
-            found = re.search(r"^cuda\s*(?::[^=]*)?=\s*['\"]([^'\"]+)['\"]", handle.read(), re.M)
-        out["cuda"] = found.group(1) if found else None
+    import site
+    # With -S, site has not applied the venv: find its pyvenv.cfg the way site.venv() does.
+    exe_dir = os.path.dirname(os.path.abspath(sys.executable))
+    cfgs = [c for c in (os.path.join(exe_dir, "pyvenv.cfg"), os.path.join(os.path.dirname(exe_dir), "pyvenv.cfg"))
+            if os.path.isfile(c)]
+    if cfgs:
+        dirs += site.getsitepackages([os.path.dirname(cfgs[0])])
+        with open(cfgs[0]) as cfg:
+            if re.search(r"^include-system-site-packages\s*=\s*true", cfg.read(), re.M | re.I):
+                dirs += site.getsitepackages([sys.base_prefix])
+    else:
+        dirs += site.getsitepackages()
+        if site.check_enableusersite():
+            dirs.append(site.getusersitepackages())
 except Exception:
     pass
+found_dirs = []
+for d in dirs:
+    if d and d not in found_dirs and os.path.isdir(d):
+        found_dirs.append(d)
+listing = {}
+def entries(d):
+    if d not in listing:
+        try:
+            listing[d] = os.listdir(d)
+        except OSError:
+            listing[d] = []
+    return listing[d]
+def norm(name):
+    return re.sub(r"[-_.]+", "_", name).lower()
+def dist(*names):
+    wanted = set(norm(n) for n in names)
+    for d in found_dirs:
+        for entry in entries(d):
+            m = re.match(r"^(.+?)-([^-]+?)(?:-py[0-9.]+)?\.(?:dist|egg)-info$", entry)
+            if m and norm(m.group(1)) in wanted:
+                return m.group(2)
+    return None
+out = {"python": "%d.%d.%d" % sys.version_info[:3], "executable": sys.executable}
+out["torch"] = dist("torch")
+out["torch_npu"] = dist("torch_npu")
+out["nccl"] = dist("nvidia-nccl-cu13", "nvidia-nccl-cu12", "nvidia-nccl-cu11")
+out["extra"] = dict((name, dist(name)) for name in sys.argv[1:])  # more names: used by the tests
+out["cuda"] = None
+for d in found_dirs:
+    if "torch" in entries(d) and os.path.isfile(os.path.join(d, "torch", "version.py")):
+        try:
+            with open(os.path.join(d, "torch", "version.py")) as handle:
+                m = re.search(r"^cuda\s*(?::[^=]*)?=\s*['\"]([^'\"]+)['\"]", handle.read(), re.M)
+            out["cuda"] = m.group(1) if m else None
+        except Exception:
+            pass
+        break
 print(json.dumps(out))
 """
 
@@ -150,7 +183,7 @@ class VersionsCheck(Check):
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
         return [
-            Probe("python", shlex.join([host.python, "-c", PYTHON_PROBE]), timeout=15),
+            Probe("python", shlex.join([host.python, "-S", "-c", PYTHON_PROBE]), timeout=15),
             Probe("install_files", INSTALL_FILES, timeout=5),
         ]
 

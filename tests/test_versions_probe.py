@@ -1,0 +1,65 @@
+"""The versions probe finds packages the way the interpreter would, in real venvs, without importing them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from preflight.checks.versions import PYTHON_PROBE
+
+
+def probe(python: Path | str, *extra: str) -> dict[str, Any]:
+    run = subprocess.run([str(python), "-S", "-c", PYTHON_PROBE, *extra], capture_output=True, text=True,
+                         timeout=60, check=True)
+    result: dict[str, Any] = json.loads(run.stdout)
+    return result
+
+
+@pytest.fixture(scope="module")
+def venvs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("venvs")
+    made = {}
+    for name, flags in (("system", ["--system-site-packages"]), ("isolated", [])):
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", *flags, str(root / name)], check=True)
+        made[name] = root / name / "bin" / "python"
+    return made
+
+
+def test_this_interpreter_matches_importlib_metadata() -> None:
+    names = ["paramiko", "PyYAML", "pytest", "no-such-package-xyz"]
+    found = probe(sys.executable, *names)["extra"]
+    for name in names:
+        try:
+            expected: str | None = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            expected = None
+        assert found[name] == expected, name
+
+
+def test_venv_with_system_site_packages_sees_the_base_packages(venvs: dict[str, Path]) -> None:
+    assert probe(venvs["system"], "paramiko")["extra"]["paramiko"] == metadata.version("paramiko")
+    assert probe(venvs["isolated"], "paramiko")["extra"]["paramiko"] is None
+
+
+def test_installed_torch_build_and_cuda_are_read_without_importing_it(venvs: dict[str, Path],
+                                                                        tmp_path: Path) -> None:
+    """A real pip install of a package named torch (its import would fail loudly) into the venv."""
+    src = tmp_path / "src"
+    (src / "torch").mkdir(parents=True)
+    (src / "torch" / "__init__.py").write_text("raise RuntimeError('the probe must not import torch')\n")
+    (src / "torch" / "version.py").write_text("__version__ = '2.4.0'\ncuda: Optional[str] = '12.1'\n")
+    (src / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools>=68"]\n'
+                                        'build-backend = "setuptools.build_meta"\n'
+                                        '[project]\nname = "torch"\nversion = "2.4.0+cu121"\n'
+                                        '[tool.setuptools]\npackages = ["torch"]\n')
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venvs["isolated"]), "install", "-q",
+                    "--no-deps", str(src)], check=True, capture_output=True, timeout=300)
+    found = probe(venvs["isolated"])
+    assert (found["torch"], found["cuda"]) == ("2.4.0+cu121", "12.1")
+    assert found["python"] == ".".join(map(str, sys.version_info[:3]))
