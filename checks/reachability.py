@@ -6,6 +6,8 @@ A blocked pair is named, and when no host at all can reach a port the host behin
 Listeners close after their window (or as soon as every expected peer has connected), so
 nothing is left listening.
 
+Both scripts use only the standard library and run under ``python -S`` (no site start-up).
+
 Pattern: every pair while the cluster has at most ``all_pairs_max_hosts`` hosts; beyond that,
 each host connects to the master plus its two ring neighbours' HCCL port (bounded: 3 per host).
 
@@ -217,15 +219,15 @@ class ReachabilityCheck(ActiveCheck):
                 address = f"[{target.address}]" if ":" in target.address else target.address
                 connect[source].append(f"{target.host}={address}:{target.port}")
         tag = "preflight-listener-" + hashlib.sha256(repr(sorted(listen.items())).encode()).hexdigest()[:12]
-        background = {h: [Probe("listen", shlex.join([hosts[h].python, "-c", LISTENER, tag, str(window), *ports]),
+        background = {h: [Probe("listen", shlex.join([hosts[h].python, "-S", "-c", LISTENER, tag, str(window), *ports]),
                                 timeout=window + 5)] for h, ports in listen.items()}
         # Once every connector is done, end the listeners instead of waiting out their window.
         # Match only the interpreter running the listener ("PYTHON -c ... tag"), not the `timeout` or
         # shell wrapped around it; "[r]" keeps the pattern from matching this pkill's own shell.
         marker = tag.replace("listener", "listene[r]")
-        cleanup = {h: [Probe("stop", "pkill -TERM -f " + shlex.quote(f"^{re.escape(hosts[h].python)} -c .*{marker}")
+        cleanup = {h: [Probe("stop", "pkill -TERM -f " + shlex.quote(f"^{re.escape(hosts[h].python)} -S -c .*{marker}")
                              + " || true", timeout=5)] for h in listen}
-        foreground = {h: [Probe("connect", shlex.join([hosts[h].python, "-c", CONNECTOR, str(timeout), str(retry),
+        foreground = {h: [Probe("connect", shlex.join([hosts[h].python, "-S", "-c", CONNECTOR, str(timeout), str(retry),
                                                        *specs]), timeout=window + 5)] for h, specs in connect.items()}
         return [Step(background=background, foreground=foreground, timeout=window + 10, cleanup=cleanup)]
 
