@@ -1,0 +1,74 @@
+"""Simulated Ascend hardware for the namespace test cluster: per-node state for `hccn_tool` and `npu-smi`.
+
+We have no NPUs, so each test node gets the two simulators (tests/sim/hccn_tool, tests/sim/npu-smi) in its
+own ``/usr/local/Ascend/driver/tools`` (the node's private bind mount, see NetnsCluster.ascend_root) plus a
+state file they print from, in the real output formats (../shared/reference/ascend.md). `/etc/hccn.conf`
+is the node's own file (NetnsCluster.set_etc_file).
+
+State schema (``driver/tools/sim_state.json``)::
+
+    {"chip": "910B3",                       # npu-smi Name column; 910B*/A2* = Atlas A2, other 910* = 910A
+     "devices": [{"id": 0, "health": "OK",  # OK | Warning | Alarm | Critical | UNKNOWN
+                  "ip": "192.168.1.10", "netmask": "255.255.255.0", "gateway": null,
+                  "link": "UP", "net_health": "Success", "mtu": 9000, "speed": 200000,
+                  "tls": 0, "optical": true,
+                  "lldp": {"chassis_mac": "aa:bb:cc:00:00:01", "port": "400GE1/1/20:2", "system": "leaf-1"},
+                  "processes": [{"pid": 4242, "name": "python3", "memory_mb": 3000}],
+                  "error": null}],          # null | "busy" | "not_supported" | "not_exist": every hccn_tool call
+                                            # on this device fails with that real error text and exit status
+     "reachable": ["192.168.1.11"]}         # device IPs that answer `hccn_tool -i N -ping -g address IP`
+
+>>> state = healthy_state("910B3", [f"192.168.1.{10 + i}" for i in range(8)])
+>>> len(state["devices"]), state["devices"][3]["ip"]
+(8, '192.168.1.13')
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from netns_cluster import NetnsCluster, Node
+
+SIM_DIR = Path(__file__).resolve().parent / "sim"
+TOOLS = ("hccn_tool", "npu-smi")
+
+
+def tools_dir(cluster: NetnsCluster, node: Node | str) -> Path:
+    return cluster.ascend_root(node) / "driver" / "tools"
+
+
+def healthy_state(chip: str, ips: list[str], netmask: str = "255.255.255.0") -> dict[str, Any]:
+    """A node whose devices are all fine, one per IP (device id = list position)."""
+    devices = [{"id": i, "health": "OK", "ip": ip, "netmask": netmask, "gateway": None, "link": "UP",
+                "net_health": "Success", "mtu": 9000, "speed": 200000, "tls": 0, "optical": True,
+                "lldp": {"chassis_mac": f"aa:bb:cc:00:00:{i:02x}", "port": f"400GE1/1/{i + 1}:1",
+                         "system": "leaf-1"},
+                "processes": [], "error": None} for i, ip in enumerate(ips)]
+    return {"chip": chip, "devices": devices, "reachable": []}
+
+
+def install(cluster: NetnsCluster, node: Node | str, state: dict[str, Any]) -> None:
+    """Put the simulators and ``state`` on ``node`` (overwrites any earlier state)."""
+    target = tools_dir(cluster, node)
+    target.mkdir(parents=True, exist_ok=True)
+    for tool in TOOLS:
+        source = SIM_DIR / tool
+        text = source.read_text().split("\n", 1)[1] if source.is_file() else "raise SystemExit(127)\n"
+        (target / tool).write_text(f"#!{sys.executable} -S\n{text}")
+        (target / tool).chmod(0o755)
+    write_state(cluster, node, state)
+
+
+def write_state(cluster: NetnsCluster, node: Node | str, state: dict[str, Any]) -> None:
+    path = tools_dir(cluster, node) / "sim_state.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, indent=1))
+    tmp.replace(path)
+
+
+def uninstall(cluster: NetnsCluster, node: Node | str) -> None:
+    shutil.rmtree(cluster.ascend_root(node) / "driver", ignore_errors=True)
