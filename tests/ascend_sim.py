@@ -43,7 +43,7 @@ def tools_dir(cluster: NetnsCluster, node: Node | str) -> Path:
 
 def healthy_state(chip: str, ips: list[str], netmask: str = "255.255.255.0") -> dict[str, Any]:
     """A node whose devices are all fine, one per IP (device id = list position)."""
-    devices = [{"id": i, "health": "OK", "ip": ip, "netmask": netmask, "gateway": None, "link": "UP",
+    devices: list[dict[str, Any]] = [{"id": i, "health": "OK", "ip": ip, "netmask": netmask, "gateway": None, "link": "UP",
                 "net_health": "Success", "mtu": 9000, "speed": 200000, "tls": 0, "optical": True,
                 "lldp": {"chassis_mac": f"aa:bb:cc:00:00:{i:02x}", "port": f"400GE1/1/{i + 1}:1",
                          "system": "leaf-1"},
