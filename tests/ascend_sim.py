@@ -18,6 +18,10 @@ State schema (``driver/tools/sim_state.json``)::
                                             # on this device fails with that real error text and exit status
      "reachable": ["192.168.1.11"]}         # device IPs that answer `hccn_tool -i N -ping -g address IP`
 
+Optional device key ``"netdetect"`` (default ``0.0.0.0``, printed by ``-netdetect -g``). Without a readable
+state file ``npu-smi`` fails like a node whose driver is not loaded (``dcmi module initialize failed``) and
+``hccn_tool`` answers ``The device is not exist!``. A ping answers only from a device with an IP and link UP.
+
 >>> state = healthy_state("910B3", [f"192.168.1.{10 + i}" for i in range(8)])
 >>> len(state["devices"]), state["devices"][3]["ip"]
 (8, '192.168.1.13')
@@ -43,11 +47,11 @@ def tools_dir(cluster: NetnsCluster, node: Node | str) -> Path:
 
 def healthy_state(chip: str, ips: list[str], netmask: str = "255.255.255.0") -> dict[str, Any]:
     """A node whose devices are all fine, one per IP (device id = list position)."""
-    devices: list[dict[str, Any]] = [{"id": i, "health": "OK", "ip": ip, "netmask": netmask, "gateway": None, "link": "UP",
-                "net_health": "Success", "mtu": 9000, "speed": 200000, "tls": 0, "optical": True,
-                "lldp": {"chassis_mac": f"aa:bb:cc:00:00:{i:02x}", "port": f"400GE1/1/{i + 1}:1",
-                         "system": "leaf-1"},
-                "processes": [], "error": None} for i, ip in enumerate(ips)]
+    devices: list[dict[str, Any]] = [
+        {"id": i, "health": "OK", "ip": ip, "netmask": netmask, "gateway": None, "link": "UP",
+         "net_health": "Success", "mtu": 9000, "speed": 200000, "tls": 0, "optical": True,
+         "lldp": {"chassis_mac": f"aa:bb:cc:00:00:{i:02x}", "port": f"400GE1/1/{i + 1}:1", "system": "leaf-1"},
+         "processes": [], "error": None} for i, ip in enumerate(ips)]
     return {"chip": chip, "devices": devices, "reachable": []}
 
 
