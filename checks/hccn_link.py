@@ -1,0 +1,404 @@
+"""hccn.link: the health of every NPU's RoCE port, read with ``hccn_tool`` on each device.
+
+Per device N (0..devices_per_host-1) one batched script runs ``hccn_tool -i N -link -g``, ``-net_health -g``,
+``-lldp -g``, ``-tls -g``, ``-optical -g`` and ``-mtu -g`` (devices in parallel, each call under ``timeout``).
+``hccn_tool`` is looked up on PATH and in ``/usr/local/Ascend/driver/tools`` (often not on PATH).
+
+Rules: link UP; net_health Success; an LLDP neighbour seen (warn when not: see ``LLDP_WHY``); TLS switch the
+same on every device of the cluster (both ends of a link must agree); optical module present; MTU the same
+on every device of the cluster. The cluster majority decides TLS and MTU; without one every device fails.
+
+>>> calls = parse_calls("@@tool /x/hccn_tool\\n@@call 0 link\\nlink status: UP\\n\\n@@rc 0 0\\n")
+>>> calls.tool, calls.devices["0"]["link"]
+('/x/hccn_tool', ('link status: UP', 0))
+>>> parse_link_device({"link": ("link status: DOWN", 0)}, ["link"])["link"]
+'DOWN'
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from preflight.batch import Probe, ProbeOutput
+from preflight.checks.base import Check, EvalContext, Facts, finding, majority
+from preflight.inventory import ClusterSpec, Host
+from preflight.model import Finding, Status
+
+TOOL_DIR_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"
+CALL_TIMEOUT = 8  # seconds per hccn_tool call (lldp and optical can take a while on real nodes)
+OPS = ("link", "net_health", "lldp", "tls", "optical", "mtu")
+
+# Finds hccn_tool, then runs each device's calls in a background subshell (devices in parallel, one
+# device's calls in order), each call's stdout+stderr between "@@call DEV LABEL" and "@@rc DEV LABEL RC".
+_HEAD = f"""H=$(command -v hccn_tool 2>/dev/null)
+if [ -z "$H" ] && [ -x {TOOL_DIR_PATH} ]; then H={TOOL_DIR_PATH}; fi
+if [ -z "$H" ]; then echo "@@missing PATH {TOOL_DIR_PATH}"; exit 0; fi
+echo "@@tool $H"
+if command -v timeout >/dev/null 2>&1; then T="timeout {{timeout}}"; else T=; fi
+D=$(mktemp -d 2>/dev/null) || {{ D=/tmp/preflight-hccn.$$; mkdir -m 700 "$D" || exit 97; }}
+trap 'rm -rf "$D"' EXIT
+pf_call() {{ echo "@@call $1 $2"; d=$1; shift 2; $T "$H" -i "$d" "$@" 2>&1 </dev/null; r=$?; echo; echo "@@rc $d $r"; }}
+"""
+
+
+def hccn_script(calls: Mapping[int, Sequence[tuple[str, Sequence[str]]]], timeout: float = CALL_TIMEOUT) -> str:
+    """A sh script running ``hccn_tool -i DEV ARGS...`` for each (label, args) of each device.
+
+    Labels and arguments are quoted; the output is read back with ``parse_calls``.
+
+    >>> "-i \\"$d\\" \\"$@\\"" in hccn_script({0: [("link", ["-link", "-g"])]})
+    True
+    """
+    lines = [_HEAD.replace("{timeout}", str(max(1, int(timeout))))]
+    for dev, dev_calls in sorted(calls.items()):
+        body = "; ".join(f"pf_call {int(dev)} {shlex.quote(label)} {shlex.join(args)}" for label, args in dev_calls)
+        lines.append(f"( {body}; ) >\"$D/{int(dev)}\" &")
+    lines.append("wait")
+    lines.extend(f"cat \"$D/{int(dev)}\"" for dev in sorted(calls))
+    return "\n".join(lines) + "\n"
+
+
+def link_probe_calls(devices: int) -> dict[int, list[tuple[str, list[str]]]]:
+    """The six reads of hccn.link for devices 0..devices-1."""
+    return {dev: [(op, [f"-{op}", "-g"]) for op in OPS] for dev in range(max(0, devices))}
+
+
+@dataclass
+class Calls:
+    """What the script printed: the tool's path (or the paths looked at) and each call's output and exit status."""
+
+    tool: str | None = None
+    looked: list[str] | None = None
+    devices: dict[str, dict[str, tuple[str, int | None]]] = field(default_factory=dict)
+
+
+_CALL = re.compile(r"^@@call (\d+) (\S+)$")
+_RC = re.compile(r"^@@rc (\d+) (\d+)$")
+
+
+def parse_calls(text: str) -> Calls:
+    """Split the script's output into calls; a call cut short (no ``@@rc``) gets exit status None."""
+    calls = Calls()
+    current: tuple[str, str] | None = None
+    body: list[str] = []
+
+    def close(rc: int | None) -> None:
+        if current is not None:
+            calls.devices.setdefault(current[0], {})[current[1]] = ("\n".join(body).strip(), rc)
+
+    for line in text.splitlines():
+        if line.startswith("@@missing "):
+            calls.looked = line.split()[1:]
+        elif line.startswith("@@tool ") and calls.tool is None:
+            calls.tool = line[len("@@tool "):].strip() or None
+        elif (match := _CALL.match(line)) is not None:
+            close(None)
+            current, body = (match[1], match[2]), []
+        elif (match := _RC.match(line)) is not None and current is not None and match[1] == current[0]:
+            close(int(match[2]))
+            current, body = None, []
+        elif current is not None:
+            body.append(line)
+    close(None)
+    return calls
+
+
+# Error texts of hccn_tool (stderr) -> what they mean.
+KNOWN_ERRORS = (
+    ("invalid device id", "invalid device id: there is no such device on this host (check cluster.devices_per_host)"),
+    ("device is not exist", "the device does not exist: the driver does not see it (npu-smi info; reload the driver)"),
+    ("not supported", "the command is not supported on this product"),
+    ("is busy", "hccn_tool is busy (another hccn_tool or a tool holds the device): run the check again"),
+    ("cmd execute failed", "the command failed inside the driver"),
+    ("no ip was preset", "no IP is configured on the device"),
+)
+
+
+def call_error(out: str, rc: int | None, timeout: float = CALL_TIMEOUT) -> str | None:
+    """Why a call failed, from hccn_tool's known error texts and the exit status; None when it did not.
+
+    >>> call_error("hccn_tool is busy, please try again.", 1)
+    'hccn_tool is busy (another hccn_tool or a tool holds the device): run the check again'
+    >>> call_error("link status: UP", 0) is None
+    True
+    """
+    lower = out.lower()
+    for needle, meaning in KNOWN_ERRORS:
+        if needle in lower:
+            return meaning
+    if rc is None:
+        return "the call did not finish (no exit status)"
+    if rc == 124:
+        return f"hccn_tool did not answer within {timeout:g} s"
+    if rc in (126, 127):
+        return f"hccn_tool could not be run (exit {rc}): {_first_line(out)}"
+    if rc != 0:
+        return f"hccn_tool failed (exit {rc}): {_first_line(out)}"
+    return None
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0][:120] if lines else "(no output)"
+
+
+def _lldp(out: str) -> dict[str, str | None] | None:
+    """Switch name, port and chassis MAC from ``-lldp -g`` TLV blocks; None when no TLV is there."""
+    found: dict[str, str | None] = {"system": None, "port": None, "chassis": None}
+    tlv = ""
+    seen = False
+    for raw in out.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line.endswith("TLV"):
+            tlv, seen = line.lower(), True
+            continue
+        key, sep, value = line.partition(":")
+        if tlv.startswith("system name") and found["system"] is None:
+            found["system"] = line
+        elif tlv.startswith("port id") and found["port"] is None:
+            found["port"] = value.strip() if sep else line
+        elif tlv.startswith("chassis id") and found["chassis"] is None:
+            found["chassis"] = value.strip() if sep else line
+    return found if seen else None
+
+
+_VALUE = {
+    "link": re.compile(r"link\s+status\s*:\s*(\S+)", re.I),
+    "net_health": re.compile(r"net\s+health\s+status\s*:\s*(\S.*?)\s*$", re.I | re.M),
+    "tls": re.compile(r"tls\s+switch\s*\[\s*(\d+)\s*\]", re.I),
+    "optical": re.compile(r"^\s*present\s*:\s*(\S.*?)\s*$", re.I | re.M),
+    "mtu": re.compile(r"mtu\s*:\s*(\d+)", re.I),
+}
+
+
+def parse_link_device(outputs: Mapping[str, tuple[str, int | None]], ops: Sequence[str] = OPS) -> dict[str, Any]:
+    """One device's facts: a value per op (None when unknown) and ``errors``: op -> why it is unknown."""
+    device: dict[str, Any] = {op: None for op in ops}
+    errors: dict[str, str] = {}
+    for op in ops:
+        if op not in outputs:
+            errors[op] = "the call did not run (output cut short)"
+            continue
+        out, rc = outputs[op]
+        why = call_error(out, rc)
+        if why is not None:
+            errors[op] = why
+        elif op == "lldp":
+            device["lldp"] = _lldp(out)
+            if device["lldp"] is None and out.strip():
+                errors[op] = f"unrecognised output: {_first_line(out)}"
+        elif (match := _VALUE[op].search(out)) is None:
+            errors[op] = f"unrecognised output: {_first_line(out)}"
+        elif op == "link":
+            device[op] = match[1].upper()
+        elif op == "optical":
+            device[op] = " ".join(match[1].lower().split())
+        elif op in ("tls", "mtu"):
+            device[op] = int(match[1])
+        else:
+            device[op] = match[1]
+    device["errors"] = errors
+    return device
+
+
+def tool_facts(output: ProbeOutput) -> tuple[Facts, Calls]:
+    """The facts every hccn check shares (tool path or where it was looked for, or a probe error)."""
+    calls = parse_calls(output.stdout)
+    facts: Facts = {"tool": calls.tool, "looked": calls.looked, "error": None}
+    if calls.tool is None and calls.looked is None:
+        why = f"exit {output.exit_status}" if output.exit_status is not None else "it did not finish"
+        facts["error"] = f"the hccn_tool probe printed nothing usable ({why}): {_first_line(output.stderr)}"
+    return facts, calls
+
+
+def host_problem(check: str, host: str, facts: Facts) -> Finding | None:
+    """The one finding for a host where hccn_tool could not be used at all, else None."""
+    if facts.get("error"):
+        return finding(check, host, Status.ERROR, f"{check}: {facts['error']}")
+    if not facts.get("tool"):
+        looked = ", ".join(facts.get("looked") or []) or f"PATH, {TOOL_DIR_PATH}"
+        return finding(check, host, Status.ERROR,
+                       f"{check}: hccn_tool not found on {host} (looked in {looked}): the Ascend driver is not "
+                       "installed, or not where HCCL expects it", observed="not found", expected=TOOL_DIR_PATH,
+                       remedy="install the Ascend driver (Ascend-hdk-*-npu-driver_*.run --full), then "
+                              f"ls -l {TOOL_DIR_PATH}")
+    return None
+
+
+def not_npu(check: str, ctx: EvalContext) -> list[Finding] | None:
+    """One cluster-wide skip when the cluster does not run on NPUs."""
+    if ctx.cluster.accelerator == "npu":
+        return None
+    return [finding(check, None, Status.SKIP,
+                    f"{check}: not an NPU cluster (accelerator: {ctx.cluster.accelerator}); hccn_tool checks "
+                    "apply to Ascend NPUs only")]
+
+
+# net_health values (hccn_tool -net_health -g) -> what they mean for the device's RoCE port.
+NET_HEALTH = {
+    "Socket fail": "the detection socket could not be set up: the device IP or the netdetect address is not "
+                   "configured properly",
+    "Receive timeout": "the netdetect address did not answer: the link, the switch or the detect address is down",
+    "Unreachable": "the netdetect address is unreachable: no route from the device IP (wrong segment or gateway)",
+    "Time exceeded": "the probe's TTL ran out: a routing loop between the device and the netdetect address",
+    "Fault": "the port is faulty",
+    "Init": "detection has not completed yet (just configured or still initialising)",
+    "Thread error": "the driver's detection thread failed",
+    "Detect ip set": "no netdetect address is set, so the port's health is not being checked",
+    "Unknown": "the driver could not determine the port's health",
+}
+
+LLDP_WHY = ("no LLDP neighbour: the switch port is not seen (LLDP disabled on the switch, or the cable ends "
+            "somewhere else); warn, not fail, because the link itself is judged by hccn.link.up and "
+            "hccn.link.net_health and many fabrics run with LLDP off")
+
+
+def _devices_text(devices: Sequence[int]) -> str:
+    return ", ".join(str(d) for d in devices)
+
+
+class HccnLinkCheck(Check):
+    family = "hccn"
+    name = "hccn.link"
+    order = 72
+    summary = ("NPU RoCE ports (hccn_tool): link UP, net_health Success, LLDP neighbour, optical module present, "
+               "TLS switch and MTU consistent across the cluster")
+
+    def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
+        if cluster.accelerator != "npu":
+            return []
+        devices = max(1, cluster.devices_per_host)
+        return [Probe("link", hccn_script(link_probe_calls(devices)), timeout=CALL_TIMEOUT * len(OPS) + 10)]
+
+    def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
+        if "link" not in outputs:
+            return {"tool": None, "looked": None, "error": None, "devices": {}, "not_run": True}
+        facts, calls = tool_facts(outputs["link"])
+        devices = {dev: parse_link_device(ops) for dev, ops in calls.devices.items()}
+        facts["devices"] = dict(sorted(devices.items(), key=lambda item: int(item[0])))
+        return facts
+
+    def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
+        skipped = not_npu(self.name, ctx)
+        if skipped is not None:
+            return skipped
+        findings: list[Finding] = []
+        usable: dict[str, dict[str, dict[str, Any]]] = {}
+        for host, host_facts in facts.items():
+            problem = host_problem(self.name, host, host_facts)
+            if problem is None and not host_facts.get("devices"):
+                problem = finding(self.name, host, Status.ERROR, f"{self.name}: hccn_tool printed nothing for any "
+                                  "device", expected=f"{ctx.cluster.devices_per_host} devices")
+            if problem is not None:
+                findings.append(problem)
+                continue
+            usable[host] = {}
+            for dev, device in host_facts["devices"].items():
+                errors = device.get("errors") or {}
+                if len(errors) >= len(OPS) and len(set(errors.values())) == 1:  # the device as a whole is unusable
+                    findings.append(finding(self.name, host, Status.ERROR,
+                                            f"{self.name}: device {dev}: every hccn_tool call failed: "
+                                            f"{next(iter(errors.values()))}", device=int(dev),
+                                            remedy=f"npu-smi info; hccn_tool -i {dev} -link -g"))
+                else:
+                    usable[host][dev] = device
+        tls_major = _cluster_majority(usable, "tls")
+        mtu_major = _cluster_majority(usable, "mtu")
+        for host, devices in usable.items():
+            findings += self._judge_host(host, devices, tls_major, mtu_major)
+        return findings
+
+    def _judge_host(self, host: str, devices: Mapping[str, dict[str, Any]], tls_major: tuple[Any, bool],
+                    mtu_major: tuple[Any, bool]) -> list[Finding]:
+        out: list[Finding] = []
+        for op, suffix in (("link", "up"), ("net_health", "net_health"), ("lldp", "lldp"), ("tls", "tls"),
+                           ("optical", "optical"), ("mtu", "mtu")):
+            check = f"{self.name}.{suffix}"
+            bad: list[Finding] = []
+            for dev, device in devices.items():
+                n = int(dev)
+                error = (device.get("errors") or {}).get(op)
+                if error is not None:
+                    bad.append(finding(check, host, Status.ERROR, f"{check}: device {n}: could not read "
+                                       f"`hccn_tool -i {n} -{op} -g`: {error}", device=n,
+                                       remedy=f"hccn_tool -i {n} -{op} -g"))
+                    continue
+                problem = _judge_op(check, host, n, op, device.get(op), tls_major, mtu_major)
+                if problem is not None:
+                    bad.append(problem)
+            if bad:
+                out += bad
+            elif devices:
+                text = _pass_text(op, devices, tls_major, mtu_major)
+                out.append(finding(check, host, Status.PASS, f"{check}: {text}"))
+        return out
+
+
+def _cluster_majority(usable: Mapping[str, Mapping[str, Mapping[str, Any]]], op: str) -> tuple[Any, bool]:
+    values = {f"{host}/{dev}": device.get(op) for host, devices in usable.items()
+              for dev, device in devices.items() if device.get(op) is not None}
+    return majority(values)
+
+
+def _judge_op(check: str, host: str, n: int, op: str, value: Any, tls_major: tuple[Any, bool],
+              mtu_major: tuple[Any, bool]) -> Finding | None:
+    if op == "link" and value != "UP":
+        return finding(check, host, Status.FAIL,
+                       f"{check}: device {n} link is {value}: HCCL cannot use this NPU's RoCE port (cable, optical "
+                       "module or switch port down)", observed=str(value), expected="UP", device=n,
+                       remedy=f"hccn_tool -i {n} -link_stat -g; hccn_tool -i {n} -optical -g  # then check the cable "
+                              "and the switch port")
+    if op == "net_health" and value != "Success":
+        meaning = NET_HEALTH.get(str(value), "an unknown health value")
+        return finding(check, host, Status.FAIL, f"{check}: device {n} net health is '{value}': {meaning}",
+                       observed=str(value), expected="Success", device=n,
+                       remedy=f"hccn_tool -i {n} -netdetect -g; hccn_tool -i {n} -netdetect -s address "
+                              f"<the switch gateway or a peer device IP>; hccn_tool -i {n} -net_health -g")
+    if op == "lldp" and value is None:
+        return finding(check, host, Status.WARN, f"{check}: device {n}: {LLDP_WHY}", observed="no neighbour",
+                       expected="an LLDP neighbour (switch name and port)", device=n,
+                       remedy=f"hccn_tool -i {n} -lldp -g  # enable LLDP on the switch port (e.g. `lldp enable`)")
+    if op == "optical" and value != "present":
+        return finding(check, host, Status.FAIL,
+                       f"{check}: device {n} optical module is '{value}': the port has no working transceiver",
+                       observed=str(value), expected="present", device=n,
+                       remedy=f"hccn_tool -i {n} -optical -g  # reseat or replace the optical module")
+    if op in ("tls", "mtu"):
+        common, strict = tls_major if op == "tls" else mtu_major
+        if strict and value == common:
+            return None
+        why = "differs from the rest of the cluster" if strict else "the cluster has no majority value"
+        if op == "tls":
+            return finding(check, host, Status.FAIL,
+                           f"{check}: device {n} TLS switch is {value} ({'enabled' if value else 'disabled'}): {why}; "
+                           "the TLS switch must match on both ends of a link or HCCL link setup fails",
+                           observed=str(value), expected=f"{common} (cluster majority)" if strict else "one value",
+                           device=n, remedy=f"hccn_tool -i {n} -tls -s enable {common if strict else 0}")
+        return finding(check, host, Status.FAIL,
+                       f"{check}: device {n} MTU is {value}: {why}; mismatched MTUs drop large RoCE frames",
+                       observed=str(value), expected=f"{common} (cluster majority)" if strict else "one value",
+                       device=n, remedy=f"hccn_tool -i {n} -mtu -s value {common if strict else 9000}")
+    return None
+
+
+def _pass_text(op: str, devices: Mapping[str, Mapping[str, Any]], tls_major: tuple[Any, bool],
+               mtu_major: tuple[Any, bool]) -> str:
+    ids = ("device " if len(devices) == 1 else "devices ") + _devices_text([int(d) for d in devices])
+    if op == "link":
+        return f"{ids}: link UP"
+    if op == "net_health":
+        return f"{ids}: net health Success"
+    if op == "lldp":
+        seen = sorted({f"{d['lldp'].get('system')} {d['lldp'].get('port')}" for d in devices.values() if d.get("lldp")})
+        return f"{ids}: LLDP neighbour seen ({'; '.join(seen)})"
+    if op == "optical":
+        return f"{ids}: optical module present"
+    if op == "tls":
+        return f"{ids}: TLS switch {tls_major[0]}, as on the rest of the cluster"
+    return f"{ids}: MTU {mtu_major[0]}, as on the rest of the cluster"

@@ -1,0 +1,125 @@
+"""npu checks end to end: simulated ``npu-smi`` (tests/sim) in each node's private /usr/local/Ascend.
+
+Each case sets per-node simulator state (tests/ascend_sim.py), runs ``preflight run --checks npu`` over SSH
+and asserts exactly which host gets which status; the simulators are removed again afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ascend_sim import healthy_state, install, tools_dir, uninstall
+from conftest import cluster_fixture
+from netns_cluster import NetnsCluster
+
+pytestmark = pytest.mark.cluster
+
+NODES = ["node1", "node2", "node3", "node4"]
+IDS = ("npu.smi", "npu.count", "npu.chip", "npu.health", "npu.processes")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsCluster]:
+    yield from cluster_fixture(tmp_path_factory, size=4, name="pfnpu", subnet=12)
+
+
+@pytest.fixture
+def clean(cluster: NetnsCluster) -> Iterator[NetnsCluster]:
+    """The cluster with no simulated Ascend software, also after the test."""
+    for node in NODES:
+        uninstall(cluster, node)
+    try:
+        yield cluster
+    finally:
+        for node in NODES:
+            uninstall(cluster, node)
+
+
+def state(chip: str, node: int) -> dict[str, Any]:
+    return healthy_state(chip, [f"192.168.{node}.{10 + i}" for i in range(8)])
+
+
+def run(cluster: NetnsCluster, tmp_path: Path, accelerator: str = "npu") -> tuple[int, dict[str, Any], Path]:
+    hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml",
+                                     cluster={"accelerator": accelerator, "devices_per_host": 8})
+    record = tmp_path / "record"
+    proc = subprocess.run([sys.executable, "-m", "preflight", "run", "--hosts", str(hosts), "--json", "--checks",
+                           "npu", "--report-dir", str(tmp_path / "report"), "--record", str(record)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, json.loads(proc.stdout), record
+
+
+def not_passing(report: dict[str, Any]) -> set[tuple[str, str | None, str]]:
+    return {(f["check"], f["host"], f["status"]) for f in report["findings"]
+            if f["status"] != "pass" and f["check"] != "ssh.connect"}
+
+
+def by_host(report: dict[str, Any], check: str) -> dict[str, dict[str, Any]]:
+    return {f["host"]: f for f in report["findings"] if f["check"] == check}
+
+
+@pytest.mark.parametrize(("chip", "generation"), [("910B3", "A2"), ("910ProB", "910A")])
+def test_healthy_cluster_passes(clean: NetnsCluster, tmp_path: Path, chip: str, generation: str) -> None:
+    for index, node in enumerate(NODES):
+        install(clean, node, state(chip, index))
+    code, report, record = run(clean, tmp_path)
+    assert code == 0, not_passing(report)
+    assert not_passing(report) == set()
+    for check in IDS:
+        assert sorted(by_host(report, check)) == NODES, check
+    assert "node2 has 910" in by_host(report, "npu.chip")["node2"]["message"]
+    facts = json.loads((record / "npu" / "parse" / "node3.json").read_text())["facts"]
+    assert (facts["chip"], facts["generation"], facts["total_count"]) == (chip, generation, 8)
+    assert facts["tool"] == "/usr/local/Ascend/driver/tools/npu-smi", "found off PATH, in the driver's folder"
+
+
+def test_each_fault_is_attributed_to_its_host(clean: NetnsCluster, tmp_path: Path) -> None:
+    alarm = state("910B3", 0)
+    alarm["devices"][3]["health"] = "Alarm"
+    stale = state("910B3", 1)
+    stale["devices"][5]["processes"] = [{"pid": 31337, "name": "python3", "memory_mb": 30933}]
+    short = state("910B3", 2)
+    short["devices"].pop(7)
+    for node, node_state in zip(NODES, (alarm, stale, short, state("910B3", 3)), strict=True):
+        install(clean, node, node_state)
+    (tools_dir(clean, "node4") / "npu-smi").unlink()
+
+    code, report, _ = run(clean, tmp_path)
+    assert code == 1
+    assert not_passing(report) == {("npu.health", "node1", "fail"), ("npu.processes", "node2", "fail"),
+                                   ("npu.count", "node3", "fail"), ("npu.smi", "node4", "error")}
+    health = by_host(report, "npu.health")["node1"]
+    assert "device 3: Alarm" in health["message"] and health["device"] == 3
+    procs = by_host(report, "npu.processes")["node2"]
+    assert "pid 31337 (python3, 30933 MB) on device 5" in procs["message"] and "EJ0001" in procs["message"]
+    assert procs["remedy"].endswith("kill 31337") and procs["device"] == 5
+    count = by_host(report, "npu.count")["node3"]
+    assert "node3 has 7 NPUs, devices_per_host is 8; missing device ids: 7" in count["message"]
+    missing = [f for f in report["findings"] if f["host"] == "node4" and f["check"].startswith("npu.")]
+    assert len(missing) == 1, "a host without npu-smi is reported once"
+    assert "npu-smi not found on node4" in missing[0]["message"]
+    assert "/usr/local/Ascend/driver/tools/npu-smi" in missing[0]["message"]
+
+
+def test_driver_not_loaded_is_an_error(clean: NetnsCluster, tmp_path: Path) -> None:
+    for index, node in enumerate(NODES):
+        install(clean, node, state("910B3", index))
+    (tools_dir(clean, "node2") / "sim_state.json").unlink()  # the simulator then fails like an unloaded driver
+    code, report, _ = run(clean, tmp_path)
+    assert code == 1
+    assert not_passing(report) == {("npu.smi", "node2", "error")}
+    assert "dcmi module initialize failed" in by_host(report, "npu.smi")["node2"]["message"]
+
+
+def test_not_an_npu_cluster_is_one_skip(clean: NetnsCluster, tmp_path: Path) -> None:
+    code, report, _ = run(clean, tmp_path, accelerator="gpu")
+    assert code == 0
+    npu = [f for f in report["findings"] if f["check"].startswith("npu.")]
+    assert [(f["check"], f["host"], f["status"]) for f in npu] == [("npu.devices", None, "skip")]
