@@ -6,9 +6,11 @@ Exit codes: 0 no fail/error finding; 1 a fail or error finding; 2 usage or confi
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
@@ -73,12 +75,21 @@ def run(
     report_dir: Annotated[Path | None, typer.Option(help="where report.json goes "
                                                         "(default reports/<UTC time>/)")] = None,
     record: Annotated[Path | None, typer.Option(help="also write parse fixtures of every probe here")] = None,
+    rank_table: Annotated[Path | None, typer.Option(help="Ascend rank table to check against the device "
+                                                    "IPs (hccn.rank_table)")] = None,
 ) -> None:
     """Check every host of the cluster (or this machine) and report."""
     try:
         inventory = load_inventory(hosts, known_params()) if hosts else local_inventory()
     except InventoryError as exc:
         raise _fail_usage(str(exc)) from None
+    if rank_table:
+        try:
+            table = json.loads(rank_table.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise _fail_usage(f"{rank_table}: cannot read the rank table: {exc}") from None
+        hccn = {**inventory.params.get("hccn", {}), "rank_table": table}
+        inventory = replace(inventory, params={**inventory.params, "hccn": hccn})
     selected = _split(checks)
     skipped = set(_split(skip))
     families = {c.family for c in all_checks()}

@@ -1,0 +1,401 @@
+"""hccn.ip: every NPU device has an IP and netmask, recorded in /etc/hccn.conf, unique in the cluster.
+
+HCCL links the devices of different servers through the NPUs' own NICs, configured with
+``hccn_tool -i N -ip -s address X netmask M`` (which also records them in ``/etc/hccn.conf``).
+A device without an IP, two devices with the same IP anywhere in the cluster, a broken netmask, a
+mix of IPv4 and IPv6 or a gateway outside the device's segment make HCCL's link setup fail or hang
+(EI0006). Read per device with ``hccn_tool -i N -ip -g`` and ``-gateway -g`` (all devices in the one
+SSH round trip), plus ``cat /etc/hccn.conf``.
+
+``hccn_tool`` is often not on PATH: it is looked up there and at /usr/local/Ascend/driver/tools.
+
+>>> parse_ip(ProbeOutput("ipaddr:192.161.200.10\\nnetmask:255.255.255.0\\n"))
+{'state': 'ok', 'ip': '192.161.200.10', 'netmask': '255.255.255.0', 'error': None}
+>>> parse_ip(ProbeOutput("", "Get ipconf failed, because no ip was preset there!\\n", 13))["state"]
+'no_ip'
+>>> contiguous_netmask("255.255.0.255"), contiguous_netmask("255.255.240.0")
+(False, True)
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import shlex
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+from preflight.batch import Probe, ProbeOutput
+from preflight.checks.base import Check, EvalContext, Facts, finding
+from preflight.inventory import ClusterSpec, Host
+from preflight.model import Finding, Status
+
+HCCN_TOOL_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"
+CONF = "/etc/hccn.conf"
+# Prints where hccn_tool is (PATH first, then the driver's folder), or exits 127 when it is nowhere.
+FIND_TOOL = (f'for t in "$(command -v hccn_tool 2>/dev/null)" {HCCN_TOOL_PATH}; do '
+             '[ -n "$t" ] && [ -x "$t" ] && { echo "$t"; exit 0; }; done; exit 127')
+_TOOL = f'"$(command -v hccn_tool 2>/dev/null || echo {HCCN_TOOL_PATH})"'
+MAX_DEVICES = 64  # more devices than any server has: the probe list stays bounded
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def hccn_tool_command(device: int, *args: str) -> str:
+    """The shell command running ``hccn_tool -i DEVICE ARGS`` from PATH or the driver's folder.
+
+    >>> hccn_tool_command(3, "-ip", "-g")
+    '"$(command -v hccn_tool 2>/dev/null || echo /usr/local/Ascend/driver/tools/hccn_tool)" -i 3 -ip -g'
+    """
+    return f"{_TOOL} {shlex.join(['-i', str(int(device)), *args])}"
+
+
+def device_ids(cluster: ClusterSpec) -> list[int]:
+    """The device ids probed on every host: 0 .. devices_per_host - 1."""
+    return list(range(max(1, min(int(cluster.devices_per_host), MAX_DEVICES))))
+
+
+def error_text(output: ProbeOutput) -> str:
+    """A short, readable account of a failed hccn_tool call (its own error line when it printed one).
+
+    >>> error_text(ProbeOutput("", "hccn_tool is busy, please try again.\\n", 5))
+    'hccn_tool is busy, please try again. (exit status 5)'
+    >>> error_text(ProbeOutput("", "", 0))
+    'empty output (exit status 0)'
+    """
+    if output.timed_out:
+        return "timed out (killed)"
+    lines = [line.strip() for line in (output.stderr + "\n" + output.stdout).splitlines() if line.strip()]
+    text = lines[0][:200] if lines else "empty output"
+    return f"{text} (exit status {output.exit_status})"
+
+
+def _key_values(text: str) -> dict[str, str]:
+    """``key:value`` lines (any spacing) -> lower-case key -> value."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and value.strip():
+            values.setdefault(key.strip().lower(), value.strip())
+    return values
+
+
+def parse_ip(output: ProbeOutput) -> dict[str, Any]:
+    """``hccn_tool -i N -ip -g`` -> {state: ok | no_ip | error, ip, netmask, error}."""
+    text = output.stderr + "\n" + output.stdout
+    if "no ip was preset" in text.lower():
+        return {"state": "no_ip", "ip": None, "netmask": None, "error": None}
+    values = _key_values(output.stdout)
+    ip = values.get("ipaddr") or values.get("ipv6addr")
+    netmask = values.get("netmask") or values.get("prefix")
+    if output.ok and ip and netmask:
+        return {"state": "ok", "ip": ip, "netmask": netmask, "error": None}
+    return {"state": "error", "ip": None, "netmask": None, "error": error_text(output)}
+
+
+def parse_gateway(output: ProbeOutput) -> dict[str, Any]:
+    """``hccn_tool -i N -gateway -g`` -> {gateway, gateway_error}; none preset is not an error.
+
+    >>> parse_gateway(ProbeOutput("default gateway:29.1.0.1, Iface:eth3\\n"))
+    {'gateway': '29.1.0.1', 'gateway_error': None}
+    """
+    text = output.stderr + "\n" + output.stdout
+    if "no gateway was preset" in text.lower():
+        return {"gateway": None, "gateway_error": None}
+    match = re.search(r"default\s+gateway\s*:\s*([^\s,]+)", output.stdout, re.I)
+    if output.ok and match:
+        return {"gateway": match.group(1), "gateway_error": None}
+    if "not supported" in text.lower():
+        return {"gateway": None, "gateway_error": None}  # products without -gateway: nothing to judge
+    return {"gateway": None, "gateway_error": error_text(output)}
+
+
+def parse_conf(output: ProbeOutput) -> tuple[dict[str, dict[str, str]] | None, str | None]:
+    """``cat /etc/hccn.conf`` -> (device id -> {address, netmask, gateway}, error); (None, None) when absent.
+
+    >>> parse_conf(ProbeOutput("# c\\naddress_0=29.1.137.205\\n netmask_0 = 255.255.0.0\\nmtu_0=\\n"))
+    ({'0': {'address': '29.1.137.205', 'netmask': '255.255.0.0'}}, None)
+    """
+    if not output.ok:
+        if "no such file" in output.stderr.lower():
+            return None, None
+        return None, error_text(output)
+    devices: dict[str, dict[str, str]] = {}
+    for line in output.stdout.splitlines():
+        line = line.split("#", 1)[0]
+        key, sep, value = line.partition("=")
+        match = re.fullmatch(r"(address|netmask|gateway)_(\d+)", key.strip())
+        if sep and match and value.strip():
+            devices.setdefault(str(int(match.group(2))), {})[match.group(1)] = value.strip()
+    return devices, None
+
+
+def contiguous_netmask(netmask: str) -> bool:
+    """Whether ``netmask`` (dotted or a prefix length) is a valid, contiguous mask."""
+    return prefix_length(netmask) is not None
+
+
+def prefix_length(netmask: str) -> int | None:
+    """The prefix length of a dotted or numeric mask, None when it is not a contiguous mask.
+
+    >>> prefix_length("255.255.255.0"), prefix_length("24"), prefix_length("255.0.255.0")
+    (24, 24, None)
+    """
+    text = netmask.strip().lstrip("/")
+    if text.isdecimal():
+        return int(text) if int(text) <= 128 else None
+    try:
+        value = int(ipaddress.IPv4Address(text))
+    except ValueError:
+        return None
+    inverted = (~value) & 0xFFFFFFFF
+    if inverted & (inverted + 1):
+        return None
+    return 32 - inverted.bit_length()
+
+
+def address(text: str | None) -> IPAddress | None:
+    try:
+        return ipaddress.ip_address((text or "").strip())
+    except ValueError:
+        return None
+
+
+def network(ip: str | None, netmask: str | None) -> Network | None:
+    """The segment of ``ip``/``netmask``, None when either does not parse.
+
+    >>> network("192.168.1.10", "255.255.255.0")
+    IPv4Network('192.168.1.0/24')
+    """
+    addr, length = address(ip), prefix_length(netmask or "")
+    if addr is None or length is None or length > addr.max_prefixlen:
+        return None
+    return ipaddress.ip_network(f"{addr}/{length}", strict=False)
+
+
+def set_ip_command(device: int, ip: str, netmask: str) -> str:
+    """The remedy that (re)configures one device (hccn_tool also records it in /etc/hccn.conf).
+
+    >>> set_ip_command(4, "192.168.0.13", "255.255.255.0")
+    'hccn_tool -i 4 -ip -s address 192.168.0.13 netmask 255.255.255.0'
+    """
+    return shlex.join(["hccn_tool", "-i", str(device), "-ip", "-s", "address", ip, "netmask", netmask])
+
+
+def usable_devices(host_facts: Facts) -> list[dict[str, Any]]:
+    """Devices whose ip and netmask were read and parse (what the subnet rules can judge)."""
+    if not host_facts.get("tool"):
+        return []
+    devices = host_facts.get("devices")
+    return [d for d in devices if isinstance(d, dict) and d.get("state") == "ok"
+            and network(d.get("ip"), d.get("netmask")) is not None] if isinstance(devices, list) else []
+
+
+class HccnIpCheck(Check):
+    family = "hccn"
+    name = "hccn.ip"
+    order = 60
+    summary = ("NPU device IPs (hccn_tool -ip -g): set, matching /etc/hccn.conf, unique in the cluster, "
+               "contiguous netmask, one IP family, gateway in the segment")
+
+    def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
+        if cluster.accelerator != "npu":
+            return []
+        probes = [Probe("tool", FIND_TOOL, timeout=5), Probe("conf", f"cat {CONF}", timeout=5)]
+        for device in device_ids(cluster):
+            probes.append(Probe(f"ip_{device}", hccn_tool_command(device, "-ip", "-g"), timeout=10))
+            probes.append(Probe(f"gateway_{device}", hccn_tool_command(device, "-gateway", "-g"), timeout=10))
+        return probes
+
+    def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
+        tool = outputs.get("tool")
+        path = tool.stdout.strip().splitlines()[-1].strip() if tool and tool.ok and tool.stdout.strip() else None
+        conf, conf_error = parse_conf(outputs["conf"]) if "conf" in outputs else (None, None)
+        ids = sorted(int(k[3:]) for k in outputs if re.fullmatch(r"ip_\d+", k))
+        devices = []
+        for device in ids:
+            entry: dict[str, Any] = {"id": device, **parse_ip(outputs[f"ip_{device}"])}
+            gateway = outputs.get(f"gateway_{device}")
+            entry.update(parse_gateway(gateway) if gateway else {"gateway": None, "gateway_error": None})
+            devices.append(entry)
+        return {"tool": path, "devices": devices if path else [], "conf": conf, "conf_error": conf_error}
+
+    def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
+        check = self.name
+        if ctx.cluster.accelerator != "npu":
+            return [finding(check, None, Status.SKIP, f"{check}: not an npu cluster (accelerator: "
+                            f"{ctx.cluster.accelerator}): no device IPs to check")]
+        findings: list[Finding] = []
+        usable = {host: usable_devices(f) for host, f in facts.items()}
+        findings += _duplicates(usable)
+        findings += _families(usable)
+        for host in sorted(facts):
+            findings += _judge_host(host, facts[host])
+        problem_hosts = {f.host for f in findings}
+        for host in sorted(set(facts) - problem_hosts):
+            devices = usable[host]
+            shown = ", ".join(f"{d['id']}:{d['ip']}/{prefix_length(d['netmask'])}" for d in devices)
+            findings.append(finding(check, host, Status.PASS, f"{check}: {len(devices)} devices with unique IPs "
+                                    f"matching {CONF}: {shown}", observed=shown))
+        return findings
+
+
+def _judge_host(host: str, host_facts: Facts) -> list[Finding]:
+    check = "hccn.ip"
+    if not host_facts.get("tool"):
+        return [finding(check, host, Status.ERROR, f"{check}: hccn_tool not found on {host} (looked on PATH and "
+                        f"at {HCCN_TOOL_PATH}): the device IPs cannot be read",
+                        observed="hccn_tool missing", expected=f"hccn_tool on PATH or at {HCCN_TOOL_PATH}",
+                        remedy="install the Ascend NPU driver package (it ships hccn_tool), e.g. "
+                               "./Ascend-hdk-*-npu-driver_*.run --full")]
+    findings: list[Finding] = []
+    conf: dict[str, dict[str, str]] | None = host_facts.get("conf")
+    if host_facts.get("conf_error"):
+        findings.append(finding(check, host, Status.ERROR, f"{check}: could not read {CONF}: "
+                                f"{host_facts['conf_error']}", observed=str(host_facts["conf_error"])))
+    elif conf is None:
+        findings.append(finding(
+            check, host, Status.WARN, f"{check}: {CONF} not found on {host}: the device IPs are not recorded "
+            "there, so they are not restored after a reboot", observed=f"{CONF} missing",
+            expected=f"address_N / netmask_N lines in {CONF}",
+            remedy="hccn_tool -i N -ip -s address X netmask M for every device (it writes hccn.conf)"))
+    for device in host_facts.get("devices") or []:
+        if isinstance(device, dict):
+            findings += _judge_device(host, device, conf if isinstance(conf, dict) else None)
+    return findings
+
+
+def _judge_device(host: str, device: dict[str, Any], conf: dict[str, dict[str, str]] | None) -> list[Finding]:
+    check = "hccn.ip"
+    dev = int(device.get("id", -1))
+    planned = (conf or {}).get(str(dev), {})
+    state = device.get("state")
+    if state == "no_ip":
+        want_ip, want_mask = planned.get("address"), planned.get("netmask")
+        remedy = (set_ip_command(dev, want_ip, want_mask) if want_ip and want_mask else
+                  f"hccn_tool -i {dev} -ip -s address <address> netmask <netmask>  # see hccn.subnet's plan")
+        return [finding(check, host, Status.FAIL, f"{check}: device {dev} on {host} has no IP (hccn_tool: no ip "
+                        "was preset): HCCL cannot use this NPU's network port", device=dev,
+                        observed="no IP", expected=f"{want_ip} netmask {want_mask} (as in {CONF})"
+                        if want_ip and want_mask else "an IP and netmask", remedy=remedy)]
+    if state != "ok":
+        error = str(device.get("error") or "unreadable output")
+        return [finding(check, host, Status.ERROR, f"{check}: could not read device {dev}'s IP on {host}: "
+                        f"{error}{_hint(error)}", device=dev, observed=error,
+                        remedy=f"hccn_tool -i {dev} -ip -g  # run it by hand; npu-smi info lists the device ids")]
+    ip, netmask = str(device.get("ip")), str(device.get("netmask"))
+    addr, segment = address(ip), network(ip, netmask)
+    findings: list[Finding] = []
+    if addr is None:
+        return [finding(check, host, Status.ERROR, f"{check}: device {dev} on {host} reports an IP that does not "
+                        f"parse: {ip!r}", device=dev, observed=ip)]
+    if segment is None:
+        findings.append(finding(check, host, Status.FAIL, f"{check}: device {dev} on {host} has netmask {netmask}, "
+                                "not a contiguous mask: routes and the segment rules cannot work", device=dev,
+                                observed=f"{ip} netmask {netmask}",
+                                expected="a contiguous netmask (e.g. 255.255.255.0)",
+                                remedy=set_ip_command(dev, ip, "255.255.255.0")))
+    for key, live in (("address", ip), ("netmask", netmask), ("gateway", device.get("gateway"))):
+        recorded = planned.get(key)
+        if conf is None or (key == "gateway" and device.get("gateway_error")) or (recorded is None and live is None):
+            continue
+        if recorded is None:
+            findings.append(finding(
+                check, host, Status.WARN, f"{check}: {CONF} on {host} has no {key}_{dev} for device {dev} (live "
+                f"{key} {live}): it is not restored after a reboot", device=dev, observed=f"{key}_{dev} missing",
+                expected=f"{key}_{dev}={live}", remedy=_set_command(dev, key, str(live), ip, netmask)))
+        elif not _same(key, recorded, live):
+            findings.append(finding(
+                check, host, Status.FAIL, f"{check}: device {dev} on {host}: live {key} {live or '(none)'} but "
+                f"{CONF} has {key}_{dev}={recorded}: after a reboot (or for tools reading the file) the device "
+                "gets another setting", device=dev, observed=f"live {live or '(none)'}; {CONF} {recorded}",
+                expected="the same value in both",
+                remedy=_set_command(dev, key, str(live or recorded), ip, netmask)))
+    gateway = device.get("gateway")
+    gateway_addr = address(gateway)
+    if gateway and segment is not None and (gateway_addr is None or gateway_addr not in segment):
+        findings.append(finding(
+            check, host, Status.FAIL, f"{check}: device {dev} on {host} has gateway {gateway}, outside its segment "
+            f"{segment}: traffic to other segments cannot be routed", device=dev, observed=f"{ip}/{segment.prefixlen} "
+            f"gateway {gateway}", expected=f"a gateway in {segment}",
+            remedy=f"hccn_tool -i {dev} -gateway -s gateway <gateway in {segment}>"))
+    if device.get("gateway_error"):
+        findings.append(finding(check, host, Status.ERROR, f"{check}: could not read device {dev}'s gateway on "
+                                f"{host}: {device['gateway_error']}", device=dev,
+                                observed=str(device["gateway_error"])))
+    return findings
+
+
+def _same(key: str, recorded: str, live: object) -> bool:
+    """Whether a hccn.conf value and the live one agree (masks by prefix length, addresses by value)."""
+    if live is None:
+        return False
+    if key == "netmask":
+        length = prefix_length(recorded)
+        return recorded == live or (length is not None and length == prefix_length(str(live)))
+    addr = address(recorded)
+    return recorded == live or (addr is not None and addr == address(str(live)))
+
+
+def _set_command(dev: int, key: str, value: str, ip: str, netmask: str) -> str:
+    """The hccn_tool call that sets ``key`` live and records it in hccn.conf."""
+    if key == "gateway":
+        return shlex.join(["hccn_tool", "-i", str(dev), "-gateway", "-s", "gateway", value])
+    return set_ip_command(dev, ip, netmask)
+
+
+def _hint(error: str) -> str:
+    lowered = error.lower()
+    if "busy" in lowered:
+        return " (another hccn_tool or npu-smi call held the device: run preflight again)"
+    if "invalid device id" in lowered or "not exist" in lowered:
+        return " (this device id does not exist here: compare devices_per_host with `npu-smi info -l`)"
+    if "not supported" in lowered:
+        return " (this product does not support the query)"
+    return ""
+
+
+def _duplicates(usable: Mapping[str, list[dict[str, Any]]]) -> list[Finding]:
+    """A fail for every device holding an IP that another device in the cluster holds too."""
+    holders: dict[IPAddress, list[tuple[str, int]]] = defaultdict(list)
+    for host in sorted(usable):
+        for device in usable[host]:
+            addr = address(device["ip"])
+            if addr is not None:
+                holders[addr].append((host, int(device["id"])))
+    findings = []
+    for addr, where in holders.items():
+        if len(where) < 2:
+            continue
+        names = ", ".join(f"{h} device {d}" for h, d in where)
+        for host, dev in where:
+            peer_host, peer_dev = next((h, d) for h, d in where if (h, d) != (host, dev))
+            findings.append(finding(
+                "hccn.ip", host, Status.FAIL, f"hccn.ip: {addr} is used by {len(where)} devices: {names}: HCCL "
+                "links to this address reach the wrong NPU", device=dev, peer=peer_host, peer_device=peer_dev,
+                observed=f"{addr} on {names}", expected="a device IP unique in the cluster",
+                remedy=f"hccn_tool -i {dev} -ip -s address <unused address> netmask <netmask>  "
+                       "# on all but one of them"))
+    return findings
+
+
+def _families(usable: Mapping[str, list[dict[str, Any]]]) -> list[Finding]:
+    """IPv4 and IPv6 device IPs in one cluster: the devices of the smaller family fail (IPv4 wins a tie)."""
+    versions: dict[tuple[str, int], int] = {}
+    for host, devices in usable.items():
+        for device in devices:
+            addr = address(device["ip"])
+            if addr is not None:
+                versions[(host, int(device["id"]))] = addr.version
+    counts = Counter(versions.values())
+    if len(counts) < 2:
+        return []
+    expected = 4 if counts[4] >= counts[6] else 6
+    summary = f"{counts[4]} IPv4 and {counts[6]} IPv6 device IPs in the cluster"
+    return [finding("hccn.ip", host, Status.FAIL, f"hccn.ip: device {dev} on {host} has an IPv{version} address "
+                    f"while most devices use IPv{expected} ({summary}): HCCL cannot link them", device=dev,
+                    observed=f"IPv{version}", expected=f"IPv{expected} like the rest of the cluster",
+                    remedy=f"hccn_tool -i {dev} -ip -s address <IPv{expected} address> netmask <netmask>")
+            for (host, dev), version in sorted(versions.items()) if version != expected]

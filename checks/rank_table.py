@@ -1,0 +1,143 @@
+"""hccn.rank_table: a rank table (RANK_TABLE_FILE / --rank-table) agrees with the live device IPs.
+
+HCCL started from a rank table connects device ``device_id`` of server ``server_id`` at
+``device_ip``; when that is not the address the device really has (``hccn_tool -i N -ip -g``, from
+the hccn.ip facts), link setup times out (EI0006). The table comes from ``--rank-table FILE`` (read
+by the CLI into ``checks.hccn.rank_table``) or from ``RANK_TABLE_FILE`` in a host's ``env:``, which is
+read on that host.
+
+>>> table = {"status": "completed", "version": "1.0", "server_count": "1", "server_list": [
+...     {"server_id": "10.0.0.1", "device": [{"device_id": "0", "device_ip": "192.168.1.8", "rank_id": "0"}]}]}
+>>> problems(table, {"n1": {0: "192.168.1.9"}}, {"10.0.0.1": "n1"})
+[('n1', 0, 'device 0 of n1 is 192.168.1.8 in the rank table but 192.168.1.9 on the device')]
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from preflight.batch import Probe, ProbeOutput
+from preflight.checks.base import Check, EvalContext, Facts, finding
+from preflight.inventory import ClusterSpec, Host
+from preflight.model import Finding, Status
+
+Problem = tuple[str | None, int | None, str]  # host (None: the table itself), device, what is wrong
+
+
+def problems(table: Any, live: Mapping[str, Mapping[int, str | None]],
+             server_to_host: Mapping[str, str]) -> list[Problem]:
+    """Everything wrong with ``table`` against the live device IPs (host -> device id -> ip)."""
+    if not isinstance(table, dict) or not isinstance(table.get("server_list"), list):
+        return [(None, None, "not a rank table: no server_list")]
+    found: list[Problem] = []
+    if table.get("status") != "completed":
+        found.append((None, None, f"status is {table.get('status')!r}, not 'completed'"))
+    servers = [s for s in table["server_list"] if isinstance(s, dict)]
+    if str(table.get("server_count", len(servers))) != str(len(servers)):
+        found.append((None, None, f"server_count {table.get('server_count')} but {len(servers)} servers listed"))
+    ranks: list[int] = []
+    for server in servers:
+        server_id = str(server.get("server_id"))
+        host = server_to_host.get(server_id)
+        devices = [d for d in server.get("device") or [] if isinstance(d, dict)]
+        if host is None:
+            found.append((None, None, f"server {server_id} is not one of the hosts in hosts.yaml"))
+        for device in devices:
+            try:
+                device_id, rank = int(str(device.get("device_id"))), int(str(device.get("rank_id")))
+            except ValueError:
+                found.append((host, None, f"server {server_id}: device entry without numeric device_id/rank_id"))
+                continue
+            ranks.append(rank)
+            if host is None:
+                continue
+            actual = live.get(host, {}).get(device_id)
+            listed = device.get("device_ip")
+            if host in live and device_id not in live[host]:
+                found.append((host, device_id, f"device {device_id} of {host} is in the rank table but "
+                                               "hccn_tool does not report it"))
+            elif host in live and actual != listed:
+                found.append((host, device_id, f"device {device_id} of {host} is {listed} in the rank table but "
+                                               f"{actual or 'unset'} on the device"))
+    if sorted(ranks) != list(range(len(ranks))):
+        duplicates = sorted({r for r in ranks if ranks.count(r) > 1})
+        found.append((None, None, "rank_id values are not 0..N-1 once each"
+                      + (f" (repeated: {', '.join(map(str, duplicates))})" if duplicates else "")))
+    return found
+
+
+class RankTableCheck(Check):
+    family = "hccn"
+    name = "hccn.rank_table"
+    order = 73
+    needs = ("hccn.ip",)
+    summary = "a rank table (RANK_TABLE_FILE or --rank-table) matches the live NPU device IPs"
+    params: ClassVar[Mapping[str, Any]] = {"rank_table": {}}
+
+    def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
+        path = host.env.get("RANK_TABLE_FILE")
+        if cluster.accelerator != "npu" or not path:
+            return []
+        return [Probe("table", f"cat -- {shlex.quote(path)}", timeout=5)]
+
+    def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
+        table = outputs.get("table")
+        if table is None:
+            return {"table": None}
+        if not table.ok:
+            return {"table": None, "error": (table.stderr.strip() or f"exit status {table.exit_status}")[-300:]}
+        try:
+            return {"table": json.loads(table.stdout)}
+        except ValueError as exc:
+            return {"table": None, "error": f"not JSON: {exc}"}
+
+    def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
+        check = self.name
+        if ctx.cluster.accelerator != "npu":
+            return []
+        live: dict[str, dict[int, str | None]] = {}
+        for host, host_facts in ctx.other_facts.get("hccn.ip", {}).items():
+            live[host] = {int(d["id"]): d.get("ip") for d in host_facts.get("devices") or []
+                          if isinstance(d, dict) and str(d.get("id", "")).isdigit()}
+        server_to_host = {h.address: h.name for h in ctx.hosts} | {h.name: h.name for h in ctx.hosts}
+        tables: list[tuple[str, Any]] = []
+        given = ctx.params.get("rank_table")
+        if given:
+            tables.append(("--rank-table", given))
+        findings: list[Finding] = []
+        for host, host_facts in sorted(facts.items()):
+            if host_facts.get("error"):
+                findings.append(finding(check, host, Status.FAIL, f"{check}: RANK_TABLE_FILE on {host} cannot be "
+                                        f"read: {host_facts['error']}", observed=str(host_facts["error"]),
+                                        expected="a readable JSON rank table"))
+            elif host_facts.get("table") is not None:
+                tables.append((f"RANK_TABLE_FILE on {host}", host_facts["table"]))
+        if not tables:
+            return findings + [finding(check, None, Status.SKIP, f"{check}: no rank table given "
+                                       "(RANK_TABLE_FILE in env: or --rank-table)")]
+        bad_hosts: set[str] = set()
+        for source, table in tables:
+            listed = {server_to_host.get(str(s.get("server_id"))) for s in _servers(table)}
+            for absent in sorted(set(live) - {h for h in listed if h}):
+                bad_hosts.add(absent)
+                findings.append(finding(check, absent, Status.WARN, f"{check}: {source}: {absent} is not in the rank "
+                                        "table, so its devices take no part in the job",
+                                        observed="absent", expected="listed"))
+            for where, device, what in problems(table, live, server_to_host):
+                if where:
+                    bad_hosts.add(where)
+                findings.append(finding(check, where, Status.FAIL, f"{check}: {source}: {what}", device=device,
+                                        observed=what, expected="the rank table matches the devices",
+                                        remedy="regenerate the rank table from `hccn_tool -i N -ip -g` on each "
+                                               "server (or fix the device IP)"))
+        for host in sorted(set(live) - bad_hosts):
+            findings.append(finding(check, host, Status.PASS, f"{check}: {host}'s devices match the rank table"))
+        return findings
+
+
+def _servers(table: Any) -> list[dict[str, Any]]:
+    servers = table.get("server_list") if isinstance(table, dict) else None
+    return [s for s in servers if isinstance(s, dict)] if isinstance(servers, list) else []
