@@ -26,50 +26,29 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from preflight.ascend.hccn_tool import (
+    FIND_HCCN_TOOL,
+    error_text,
+    hccn_tool_command,
+    known_error,
+    missing_tool,
+    not_npu,
+)
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 
-HCCN_TOOL_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"
 CONF = "/etc/hccn.conf"
-# Prints where hccn_tool is (PATH first, then the driver's folder), or exits 127 when it is nowhere.
-FIND_TOOL = (f'for t in "$(command -v hccn_tool 2>/dev/null)" {HCCN_TOOL_PATH}; do '
-             '[ -n "$t" ] && [ -x "$t" ] && { echo "$t"; exit 0; }; done; exit 127')
-_TOOL = f'"$(command -v hccn_tool 2>/dev/null || echo {HCCN_TOOL_PATH})"'
 MAX_DEVICES = 64  # more devices than any server has: the probe list stays bounded
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
-def hccn_tool_command(device: int, *args: str) -> str:
-    """The shell command running ``hccn_tool -i DEVICE ARGS`` from PATH or the driver's folder.
-
-    >>> hccn_tool_command(3, "-ip", "-g")
-    '"$(command -v hccn_tool 2>/dev/null || echo /usr/local/Ascend/driver/tools/hccn_tool)" -i 3 -ip -g'
-    """
-    return f"{_TOOL} {shlex.join(['-i', str(int(device)), *args])}"
-
-
 def device_ids(cluster: ClusterSpec) -> list[int]:
     """The device ids probed on every host: 0 .. devices_per_host - 1."""
     return list(range(max(1, min(int(cluster.devices_per_host), MAX_DEVICES))))
-
-
-def error_text(output: ProbeOutput) -> str:
-    """A short, readable account of a failed hccn_tool call (its own error line when it printed one).
-
-    >>> error_text(ProbeOutput("", "hccn_tool is busy, please try again.\\n", 5))
-    'hccn_tool is busy, please try again. (exit status 5)'
-    >>> error_text(ProbeOutput("", "", 0))
-    'empty output (exit status 0)'
-    """
-    if output.timed_out:
-        return "timed out (killed)"
-    lines = [line.strip() for line in (output.stderr + "\n" + output.stdout).splitlines() if line.strip()]
-    text = lines[0][:200] if lines else "empty output"
-    return f"{text} (exit status {output.exit_status})"
 
 
 def _key_values(text: str) -> dict[str, str]:
@@ -203,7 +182,7 @@ class HccnIpCheck(Check):
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
         if cluster.accelerator != "npu":
             return []
-        probes = [Probe("tool", FIND_TOOL, timeout=5), Probe("conf", f"cat {CONF}", timeout=5)]
+        probes = [Probe("tool", FIND_HCCN_TOOL, timeout=5), Probe("conf", f"cat {CONF}", timeout=5)]
         for device in device_ids(cluster):
             probes.append(Probe(f"ip_{device}", hccn_tool_command(device, "-ip", "-g"), timeout=10))
             probes.append(Probe(f"gateway_{device}", hccn_tool_command(device, "-gateway", "-g"), timeout=10))
@@ -224,9 +203,9 @@ class HccnIpCheck(Check):
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
         check = self.name
-        if ctx.cluster.accelerator != "npu":
-            return [finding(check, None, Status.SKIP, f"{check}: not an npu cluster (accelerator: "
-                            f"{ctx.cluster.accelerator}): no device IPs to check")]
+        skipped = not_npu(check, ctx)
+        if skipped is not None:
+            return skipped
         findings: list[Finding] = []
         usable = {host: usable_devices(f) for host, f in facts.items()}
         findings += _duplicates(usable)
@@ -245,11 +224,7 @@ class HccnIpCheck(Check):
 def _judge_host(host: str, host_facts: Facts) -> list[Finding]:
     check = "hccn.ip"
     if not host_facts.get("tool"):
-        return [finding(check, host, Status.ERROR, f"{check}: hccn_tool not found on {host} (looked on PATH and "
-                        f"at {HCCN_TOOL_PATH}): the device IPs cannot be read",
-                        observed="hccn_tool missing", expected=f"hccn_tool on PATH or at {HCCN_TOOL_PATH}",
-                        remedy="install the Ascend NPU driver package (it ships hccn_tool), e.g. "
-                               "./Ascend-hdk-*-npu-driver_*.run --full")]
+        return [missing_tool(check, host)]
     findings: list[Finding] = []
     conf: dict[str, dict[str, str]] | None = host_facts.get("conf")
     if host_facts.get("conf_error"):
@@ -283,7 +258,7 @@ def _judge_device(host: str, device: dict[str, Any], conf: dict[str, dict[str, s
     if state != "ok":
         error = str(device.get("error") or "unreadable output")
         return [finding(check, host, Status.ERROR, f"{check}: could not read device {dev}'s IP on {host}: "
-                        f"{error}{_hint(error)}", device=dev, observed=error,
+                        f"{_explained(error)}", device=dev, observed=error,
                         remedy=f"hccn_tool -i {dev} -ip -g  # run it by hand; npu-smi info lists the device ids")]
     ip, netmask = str(device.get("ip")), str(device.get("netmask"))
     addr, segment = address(ip), network(ip, netmask)
@@ -346,15 +321,10 @@ def _set_command(dev: int, key: str, value: str, ip: str, netmask: str) -> str:
     return set_ip_command(dev, ip, netmask)
 
 
-def _hint(error: str) -> str:
-    lowered = error.lower()
-    if "busy" in lowered:
-        return " (another hccn_tool or npu-smi call held the device: run preflight again)"
-    if "invalid device id" in lowered or "not exist" in lowered:
-        return " (this device id does not exist here: compare devices_per_host with `npu-smi info -l`)"
-    if "not supported" in lowered:
-        return " (this product does not support the query)"
-    return ""
+def _explained(error: str) -> str:
+    """hccn_tool's error line, with what it means when it is one of its known errors."""
+    meaning = known_error(error)
+    return f"{error}: {meaning}" if meaning else error
 
 
 def _duplicates(usable: Mapping[str, list[dict[str, Any]]]) -> list[Finding]:

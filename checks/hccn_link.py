@@ -23,20 +23,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from preflight.ascend.hccn_tool import (
+    CALL_TIMEOUT,
+    FIND_HCCN_TOOL,
+    HCCN_TOOL_PATH,
+    call_error,
+    first_line,
+    missing_tool,
+    not_npu,
+)
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 
-TOOL_DIR_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"
-CALL_TIMEOUT = 8  # seconds per hccn_tool call (lldp and optical can take a while on real nodes)
 OPS = ("link", "net_health", "lldp", "tls", "optical", "mtu")
 
 # Finds hccn_tool, then runs each device's calls in a background subshell (devices in parallel, one
 # device's calls in order), each call's stdout+stderr between "@@call DEV LABEL" and "@@rc DEV LABEL RC".
-_HEAD = f"""H=$(command -v hccn_tool 2>/dev/null)
-if [ -z "$H" ] && [ -x {TOOL_DIR_PATH} ]; then H={TOOL_DIR_PATH}; fi
-if [ -z "$H" ]; then echo "@@missing PATH {TOOL_DIR_PATH}"; exit 0; fi
+_HEAD = f"""H=$({FIND_HCCN_TOOL}) || {{ echo "@@missing PATH {HCCN_TOOL_PATH}"; exit 0; }}
 echo "@@tool $H"
 if command -v timeout >/dev/null 2>&1; then T="timeout {{timeout}}"; else T=; fi
 D=$(mktemp -d 2>/dev/null) || {{ D=/tmp/preflight-hccn.$$; mkdir -m 700 "$D" || exit 97; }}
@@ -107,45 +112,6 @@ def parse_calls(text: str) -> Calls:
     return calls
 
 
-# Error texts of hccn_tool (stderr) -> what they mean.
-KNOWN_ERRORS = (
-    ("invalid device id", "invalid device id: there is no such device on this host (check cluster.devices_per_host)"),
-    ("device is not exist", "the device does not exist: the driver does not see it (npu-smi info; reload the driver)"),
-    ("not supported", "the command is not supported on this product"),
-    ("is busy", "hccn_tool is busy (another hccn_tool or a tool holds the device): run the check again"),
-    ("cmd execute failed", "the command failed inside the driver"),
-    ("no ip was preset", "no IP is configured on the device"),
-)
-
-
-def call_error(out: str, rc: int | None, timeout: float = CALL_TIMEOUT) -> str | None:
-    """Why a call failed, from hccn_tool's known error texts and the exit status; None when it did not.
-
-    >>> call_error("hccn_tool is busy, please try again.", 1)
-    'hccn_tool is busy (another hccn_tool or a tool holds the device): run the check again'
-    >>> call_error("link status: UP", 0) is None
-    True
-    """
-    lower = out.lower()
-    for needle, meaning in KNOWN_ERRORS:
-        if needle in lower:
-            return meaning
-    if rc is None:
-        return "the call did not finish (no exit status)"
-    if rc == 124:
-        return f"hccn_tool did not answer within {timeout:g} s"
-    if rc in (126, 127):
-        return f"hccn_tool could not be run (exit {rc}): {_first_line(out)}"
-    if rc != 0:
-        return f"hccn_tool failed (exit {rc}): {_first_line(out)}"
-    return None
-
-
-def _first_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[0][:120] if lines else "(no output)"
-
-
 def _lldp(out: str) -> dict[str, str | None] | None:
     """Switch name, port and chassis MAC from ``-lldp -g`` TLV blocks; None when no TLV is there."""
     found: dict[str, str | None] = {"system": None, "port": None, "chassis": None}
@@ -192,9 +158,9 @@ def parse_link_device(outputs: Mapping[str, tuple[str, int | None]], ops: Sequen
         elif op == "lldp":
             device["lldp"] = _lldp(out)
             if device["lldp"] is None and out.strip():
-                errors[op] = f"unrecognised output: {_first_line(out)}"
+                errors[op] = f"unrecognised output: {first_line(out)}"
         elif (match := _VALUE[op].search(out)) is None:
-            errors[op] = f"unrecognised output: {_first_line(out)}"
+            errors[op] = f"unrecognised output: {first_line(out)}"
         elif op == "link":
             device[op] = match[1].upper()
         elif op == "optical":
@@ -213,7 +179,7 @@ def tool_facts(output: ProbeOutput) -> tuple[Facts, Calls]:
     facts: Facts = {"tool": calls.tool, "looked": calls.looked, "error": None}
     if calls.tool is None and calls.looked is None:
         why = f"exit {output.exit_status}" if output.exit_status is not None else "it did not finish"
-        facts["error"] = f"the hccn_tool probe printed nothing usable ({why}): {_first_line(output.stderr)}"
+        facts["error"] = f"the hccn_tool probe printed nothing usable ({why}): {first_line(output.stderr)}"
     return facts, calls
 
 
@@ -222,22 +188,8 @@ def host_problem(check: str, host: str, facts: Facts) -> Finding | None:
     if facts.get("error"):
         return finding(check, host, Status.ERROR, f"{check}: {facts['error']}")
     if not facts.get("tool"):
-        looked = ", ".join(facts.get("looked") or []) or f"PATH, {TOOL_DIR_PATH}"
-        return finding(check, host, Status.ERROR,
-                       f"{check}: hccn_tool not found on {host} (looked in {looked}): the Ascend driver is not "
-                       "installed, or not where HCCL expects it", observed="not found", expected=TOOL_DIR_PATH,
-                       remedy="install the Ascend driver (Ascend-hdk-*-npu-driver_*.run --full), then "
-                              f"ls -l {TOOL_DIR_PATH}")
+        return missing_tool(check, host, facts.get("looked"))
     return None
-
-
-def not_npu(check: str, ctx: EvalContext) -> list[Finding] | None:
-    """One cluster-wide skip when the cluster does not run on NPUs."""
-    if ctx.cluster.accelerator == "npu":
-        return None
-    return [finding(check, None, Status.SKIP,
-                    f"{check}: not an NPU cluster (accelerator: {ctx.cluster.accelerator}); hccn_tool checks "
-                    "apply to Ascend NPUs only")]
 
 
 # net_health values (hccn_tool -net_health -g) -> what they mean for the device's RoCE port.
@@ -266,15 +218,14 @@ def _devices_text(devices: Sequence[int]) -> str:
 class HccnLinkCheck(Check):
     family = "hccn"
     name = "hccn.link"
-    order = 72
     summary = ("NPU RoCE ports (hccn_tool): link UP, net_health Success, LLDP neighbour, optical module present, "
                "TLS switch and MTU consistent across the cluster")
+    order = 72
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        if cluster.accelerator != "npu":
-            return []
         devices = max(1, cluster.devices_per_host)
-        return [Probe("link", hccn_script(link_probe_calls(devices)), timeout=CALL_TIMEOUT * len(OPS) + 10)]
+        probe = Probe("link", hccn_script(link_probe_calls(devices)), timeout=CALL_TIMEOUT * len(OPS) + 10)
+        return [probe] if cluster.accelerator == "npu" else []
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
         if "link" not in outputs:

@@ -20,11 +20,11 @@ Finding ids: npu.smi (npu-smi present and readable), npu.count, npu.chip, npu.he
 from __future__ import annotations
 
 import re
-import shlex
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from preflight.ascend.hccn_tool import error_text, find_tool_snippet
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
 from preflight.inventory import ClusterSpec, Host
@@ -33,8 +33,7 @@ from preflight.model import Finding, Status
 NPU_SMI_PATHS = ("/usr/local/sbin/npu-smi", "/usr/local/bin/npu-smi", "/usr/local/Ascend/driver/tools/npu-smi")
 LOOKED_AT = "PATH, " + ", ".join(NPU_SMI_PATHS)
 # Prints where npu-smi is (PATH first, then the driver's usual places), or exits 127 when it is nowhere.
-FIND_TOOL = ('for t in "$(command -v npu-smi 2>/dev/null)" ' + " ".join(shlex.quote(p) for p in NPU_SMI_PATHS)
-             + '; do [ -n "$t" ] && [ -x "$t" ] && { echo "$t"; exit 0; }; done; exit 127')
+FIND_TOOL = find_tool_snippet("npu-smi", NPU_SMI_PATHS)
 HEALTH_OK = "OK"
 HEALTH_WARN = ("WARNING",)  # anything else that is not OK (Alarm, Critical, UNKNOWN, ...) is a failure
 
@@ -104,18 +103,6 @@ def parse_list(text: str) -> tuple[int | None, list[int]]:
     return total, ids
 
 
-def error_text(output: ProbeOutput) -> str:
-    """A short account of a failed npu-smi call (its own first line when it printed one).
-
-    >>> error_text(ProbeOutput("dcmi module initialize failed. ret is -8005\\n", "", 1))
-    'dcmi module initialize failed. ret is -8005 (exit status 1)'
-    """
-    if output.timed_out:
-        return "timed out (killed)"
-    lines = [line.strip() for line in (output.stderr + "\n" + output.stdout).splitlines() if line.strip()]
-    return f"{lines[0][:200] if lines else 'empty output'} (exit status {output.exit_status})"
-
-
 class NpuCheck(Check):
     family = "npu"
     order = 55
@@ -123,9 +110,9 @@ class NpuCheck(Check):
                "healthy, no process still holding a device")
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
+        run = 't=$(' + FIND_TOOL + ') || exit 127; "$t" '
         if cluster.accelerator != "npu":
             return []
-        run = 't=$(' + FIND_TOOL + ') || exit 127; "$t" '
         return [Probe("tool", FIND_TOOL, timeout=5),
                 Probe("info", run + "info", timeout=30),
                 Probe("list", run + "info -l", timeout=30)]

@@ -174,7 +174,7 @@ def test_device_without_ip_and_busy_device(npu: NetnsCluster, hosts_file: Path, 
     assert no_ip["observed"] == "no IP"
     assert no_ip["remedy"] == f"hccn_tool -i 2 -ip -s address 192.168.1.28 netmask {MASK}"
     (busy,) = found(report, "hccn.ip", "node1")
-    assert "hccn_tool is busy" in busy["message"] and "run preflight again" in busy["message"]
+    assert "hccn_tool is busy" in busy["message"] and "run the check again" in busy["message"]
     # the devices that were read still satisfy the A2 rule
     assert statuses(report, "hccn.subnet") == dict.fromkeys(NODES, "pass")
 

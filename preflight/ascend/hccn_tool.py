@@ -1,0 +1,128 @@
+"""Locating ``hccn_tool`` and reading its failures: shared by the hccn.* checks (and npu-smi's lookup).
+
+``hccn_tool`` is often not on PATH: it is looked up there first, then at ``HCCN_TOOL_PATH`` (the driver's
+tools folder). ``call_error`` turns what a call printed and its exit status into one readable reason.
+
+>>> call_error("Get invalid device id.", 4)
+'invalid device id: there is no such device on this host (check cluster.devices_per_host)'
+>>> call_error("", 124), call_error("ipaddr:192.168.1.10", 0) is None
+('hccn_tool did not answer within 8 s', True)
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from preflight.batch import ProbeOutput
+from preflight.model import Finding, Status
+
+if TYPE_CHECKING:  # preflight.checks imports every check, and the checks import this module
+    from preflight.checks.base import EvalContext
+
+HCCN_TOOL_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"
+CALL_TIMEOUT = 8  # seconds per hccn_tool call (lldp and optical can take a while on real nodes)
+
+
+def find_tool_snippet(name: str, paths: Sequence[str]) -> str:
+    """Shell that prints where ``name`` is (PATH first, then ``paths``), or exits 127 when it is nowhere.
+
+    >>> find_tool_snippet("hccn_tool", [HCCN_TOOL_PATH])  # doctest: +NORMALIZE_WHITESPACE
+    'for t in "$(command -v hccn_tool 2>/dev/null)" /usr/local/Ascend/driver/tools/hccn_tool;
+     do [ -n "$t" ] && [ -x "$t" ] && { echo "$t"; exit 0; }; done; exit 127'
+    """
+    return (f'for t in "$(command -v {shlex.quote(name)} 2>/dev/null)" ' + " ".join(shlex.quote(p) for p in paths)
+            + '; do [ -n "$t" ] && [ -x "$t" ] && { echo "$t"; exit 0; }; done; exit 127')
+
+
+FIND_HCCN_TOOL = find_tool_snippet("hccn_tool", [HCCN_TOOL_PATH])
+# The tool as one shell word: from PATH, else the driver's folder (where a missing tool fails with 127).
+HCCN_TOOL = f'"$(command -v hccn_tool 2>/dev/null || echo {HCCN_TOOL_PATH})"'
+
+
+def hccn_tool_command(device: int, *args: str) -> str:
+    """The shell command running ``hccn_tool -i DEVICE ARGS`` from PATH or the driver's folder.
+
+    >>> hccn_tool_command(3, "-ip", "-g")
+    '"$(command -v hccn_tool 2>/dev/null || echo /usr/local/Ascend/driver/tools/hccn_tool)" -i 3 -ip -g'
+    """
+    return f"{HCCN_TOOL} {shlex.join(['-i', str(int(device)), *args])}"
+
+
+def first_line(text: str, limit: int = 120) -> str:
+    """The first non-blank line of ``text`` (cut at ``limit``), or ``(no output)``."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0][:limit] if lines else "(no output)"
+
+
+def error_text(output: ProbeOutput) -> str:
+    """A short account of a failed tool call (its own first line when it printed one) and its exit status.
+
+    >>> error_text(ProbeOutput("", "hccn_tool is busy, please try again.\\n", 5))
+    'hccn_tool is busy, please try again. (exit status 5)'
+    >>> error_text(ProbeOutput("", "", 0))
+    'empty output (exit status 0)'
+    """
+    if output.timed_out:
+        return "timed out (killed)"
+    lines = [line.strip() for line in (output.stderr + "\n" + output.stdout).splitlines() if line.strip()]
+    return f"{lines[0][:200] if lines else 'empty output'} (exit status {output.exit_status})"
+
+
+# Error texts of hccn_tool (stderr) -> what they mean.
+KNOWN_ERRORS = (
+    ("invalid device id", "invalid device id: there is no such device on this host (check cluster.devices_per_host)"),
+    ("device is not exist", "the device does not exist: the driver does not see it (npu-smi info; reload the driver)"),
+    ("not supported", "the command is not supported on this product"),
+    ("is busy", "hccn_tool is busy (another hccn_tool or a tool holds the device): run the check again"),
+    ("cmd execute failed", "the command failed inside the driver"),
+    ("no ip was preset", "no IP is configured on the device"),
+)
+
+
+def known_error(text: str) -> str | None:
+    """What one of hccn_tool's own error texts in ``text`` means; None when there is none."""
+    lower = text.lower()
+    return next((meaning for needle, meaning in KNOWN_ERRORS if needle in lower), None)
+
+
+def call_error(out: str, rc: int | None, timeout: float = CALL_TIMEOUT) -> str | None:
+    """Why a call failed, from hccn_tool's known error texts and the exit status; None when it did not.
+
+    >>> call_error("hccn_tool is busy, please try again.", 1)
+    'hccn_tool is busy (another hccn_tool or a tool holds the device): run the check again'
+    >>> call_error("link status: UP", 0) is None
+    True
+    """
+    meaning = known_error(out)
+    if meaning is not None:
+        return meaning
+    if rc is None:
+        return "the call did not finish (no exit status)"
+    if rc == 124:
+        return f"hccn_tool did not answer within {timeout:g} s"
+    if rc in (126, 127):
+        return f"hccn_tool could not be run (exit {rc}): {first_line(out)}"
+    if rc != 0:
+        return f"hccn_tool failed (exit {rc}): {first_line(out)}"
+    return None
+
+
+def missing_tool(check: str, host: str, looked: Sequence[str] | None = None) -> Finding:
+    """The one error for a host where hccn_tool is neither on PATH nor in the driver's folder."""
+    where = ", ".join(looked or []) or f"PATH, {HCCN_TOOL_PATH}"
+    return Finding(check, host, Status.ERROR,
+                   f"{check}: hccn_tool not found on {host} (looked in {where}): the Ascend driver is not "
+                   "installed, or not where HCCL expects it", observed="not found", expected=HCCN_TOOL_PATH,
+                   remedy="install the Ascend driver (Ascend-hdk-*-npu-driver_*.run --full), then "
+                          f"ls -l {HCCN_TOOL_PATH}")
+
+
+def not_npu(check: str, ctx: EvalContext) -> list[Finding] | None:
+    """One cluster-wide skip when the cluster does not run on NPUs, else None."""
+    if ctx.cluster.accelerator == "npu":
+        return None
+    return [Finding(check, None, Status.SKIP,
+                    f"{check}: not an NPU cluster (accelerator: {ctx.cluster.accelerator}); hccn_tool checks "
+                    "apply to Ascend NPUs only")]
