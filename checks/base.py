@@ -41,6 +41,7 @@ class Check(abc.ABC):
     params: ClassVar[Mapping[str, Any]] = {}  # parameter name -> default (documents the type too)
     order: ClassVar[int] = 50  # position in reports and `list-checks`
     needs: ClassVar[tuple[str, ...]] = ()  # families whose facts ``evaluate`` reads via ctx.other_facts
+    by_default: ClassVar[bool] = True  # False: runs only when --checks names it (costly active tests)
 
     @property
     def ident(self) -> str:

@@ -97,7 +97,7 @@ def run(
     if unknown:
         raise _fail_usage(f"unknown check {', '.join(unknown)} (see `preflight list-checks`)")
     wanted = {c.ident for c in all_checks() if not any(c.selected_by(s) for s in skipped)
-              and (not selected or any(c.selected_by(s) for s in selected))}
+              and ((not selected and c.by_default) or any(c.selected_by(s) for s in selected))}
     needed = {n for c in all_checks() if c.ident in wanted for n in c.needs}
     chosen = [c for c in all_checks() if c.ident in wanted | needed]
     # Families gathered only because another check needs their facts are not reported.
@@ -157,7 +157,8 @@ def list_checks() -> None:
     """List the check families with one line each."""
     for check in all_checks():
         params = ", ".join(f"{k}={v!r}" for k, v in check.params.items())
-        print(f"{check.ident:<18} {check.summary}" + (f"  [params: {params}]" if params else ""))
+        note = "" if check.by_default else "  (only with --checks)"
+        print(f"{check.ident:<18} {check.summary}{note}" + (f"  [params: {params}]" if params else ""))
 
 
 @app.command()

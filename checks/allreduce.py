@@ -1,0 +1,152 @@
+"""allreduce: real all_reduce traffic between device pairs; finds the slow link and the host behind it.
+
+Host pairs run in rounds (round-robin circle method: n-1 rounds for n hosts, disjoint pairs in
+parallel, each on its own port); device k talks to device k of the partner, and with more than
+one device per host every two local devices also pair up. The worker (preflight.allreduce.worker)
+is shipped in the probe command and started under ``env -i`` (no inherited NCCL_*/HCCL_*), with
+``NCCL_ALGO=Ring`` on gpu. Backend: hccl on npu, nccl on gpu, gloo on cpu (one rank per slot).
+
+    checks:
+      allreduce: {sizes_mib: [1, 4, 16], budget_s: 5, fraction: 0.8, floor_gbps: 0}
+
+Not run by default (``by_default = False``): it moves real traffic and costs seconds per round;
+ask for it with ``preflight run --checks allreduce``.
+
+>>> AllreduceCheck().parse({"torch": ProbeOutput('{"torch": true, "torch_npu": false}')})
+{'torch': True, 'torch_npu': False}
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from preflight.allreduce.schedule import Pair, plan
+from preflight.allreduce.verdict import judge, merge, parse_lines
+from preflight.allreduce.worker import WORKER
+from preflight.batch import Probe, ProbeOutput
+from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOutcome, finding
+from preflight.inventory import ClusterSpec, Host
+from preflight.model import Finding, Status
+
+BACKENDS = {"npu": "hccl", "gpu": "nccl", "cpu": "gloo"}
+# Finds torch without importing it (an import costs seconds).
+TORCH_PROBE = ("import importlib.util as u, json; "
+               "print(json.dumps({'torch': u.find_spec('torch') is not None, "
+               "'torch_npu': u.find_spec('torch_npu') is not None}))")
+PASS_ENV = ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "HCCL_IF_IP", "HCCL_SOCKET_IFNAME", "LD_LIBRARY_PATH",
+            "ASCEND_HOME_PATH", "ASCEND_OPP_PATH", "ASCEND_AICPU_PATH", "ASCEND_TOOLKIT_HOME")
+
+
+class AllreduceCheck(ActiveCheck):
+    family = "allreduce"
+    order = 90
+    by_default = False
+    summary = "all_reduce busbw per device pair (circle schedule); names the slow link or the suspect host"
+    params: ClassVar[Mapping[str, Any]] = {
+        "sizes_mib": [1, 4, 16, 64], "warmup": 2, "iters": 5, "trials": 3, "budget_s": 5.0,
+        "init_timeout_s": 15.0, "base_port": 29600, "fraction": 0.8, "floor_gbps": 0.0,
+    }
+
+    def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
+        return [Probe("torch", shlex.join([host.python, "-c", TORCH_PROBE]), timeout=10)]
+
+    def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
+        out = outputs.get("torch", ProbeOutput("", exit_status=None))
+        for line in reversed(out.stdout.strip().splitlines()):
+            try:
+                data = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(data, dict) and isinstance(data.get("torch"), bool):
+                return {"torch": data["torch"], "torch_npu": data.get("torch_npu") is True}
+        why = (out.stderr.strip().splitlines() or [f"exit status {out.exit_status}"])[-1]
+        return {"torch": None, "torch_error": why[:200]}
+
+    # --- planning (pure) ---
+
+    def usable(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[str]:
+        return [h.name for h in ctx.hosts if facts.get(h.name, {}).get("torch") is True]
+
+    def rounds(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[list[Pair]]:
+        devices = max(1, int(ctx.cluster.devices_per_host or 1))
+        return plan(self.usable(facts, ctx), devices, int(ctx.params.get("base_port", 29600)),
+                    avoid=[ctx.cluster.master_port])
+
+    def probe_timeout(self, ctx: EvalContext) -> float:
+        """Torch import allowance + rendezvous + budget (the budget may be overrun by one size)."""
+        return 20.0 + float(ctx.params.get("init_timeout_s", 15.0)) + 2 * float(ctx.params.get("budget_s", 5.0))
+
+    def spec(self, ctx: EvalContext) -> str:
+        return json.dumps({
+            "backend": BACKENDS.get(ctx.cluster.accelerator, "gloo"),
+            "sizes": [int(float(m) * (1 << 20)) for m in ctx.params.get("sizes_mib", [1, 4, 16, 64])],
+            "warmup": int(ctx.params.get("warmup", 2)), "iters": int(ctx.params.get("iters", 5)),
+            "trials": int(ctx.params.get("trials", 3)), "budget": float(ctx.params.get("budget_s", 5.0)),
+            "init_timeout": float(ctx.params.get("init_timeout_s", 15.0)),
+        }, separators=(",", ":"))
+
+    def rank_command(self, pair: Pair, rank: int, hosts: Mapping[str, Host], ctx: EvalContext) -> str:
+        """``env -i PATH=... VAR=value ... python -c WORKER SPEC`` for one rank, quoted."""
+        me, peer = (pair.host, pair.peer) if rank == 0 else (pair.peer, pair.host)
+        host = hosts[me]
+        variables = {
+            "MASTER_ADDR": hosts[pair.host].address, "MASTER_PORT": str(pair.port), "RANK": str(rank),
+            "WORLD_SIZE": "2", "LOCAL_RANK": str(pair.device if rank == 0 else pair.peer_device),
+            "PF_DEVICE": str(pair.device if rank == 0 else pair.peer_device), "PF_PAIR": str(pair.index),
+            "PF_PEER_ADDR": hosts[peer].address,
+        }
+        if ctx.cluster.accelerator == "gpu":
+            variables["NCCL_ALGO"] = "Ring"
+        variables.update({k: v for k, v in host.env.items() if k in PASS_ENV})
+        assigned = " ".join(shlex.quote(f"{k}={v}") for k, v in variables.items())
+        return (f'env -i PATH="$PATH" HOME="$HOME" LANG=C {assigned} '
+                + shlex.join([host.python, "-c", WORKER, self.spec(ctx)]))
+
+    def steps(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Step]:
+        hosts = {h.name: h for h in ctx.hosts}
+        timeout = self.probe_timeout(ctx)
+        found = []
+        for pairs in self.rounds(facts, ctx):
+            ranks: dict[str, list[str]] = defaultdict(list)
+            for pair in pairs:
+                ranks[pair.host].append(self.rank_command(pair, 0, hosts, ctx))
+                ranks[pair.peer].append(self.rank_command(pair, 1, hosts, ctx))
+            # one probe per host: its ranks start together (`&`) and the probe waits for all of them
+            foreground = {h: [Probe("ranks", " & ".join(cmds) + " & wait", timeout=timeout)]
+                          for h, cmds in ranks.items()}
+            found.append(Step(background={}, foreground=foreground, timeout=timeout + 10))
+        return found
+
+    def pattern(self, ctx: EvalContext) -> str:
+        devices = max(1, int(ctx.cluster.devices_per_host or 1))
+        text = "every host pair (circle schedule), device k <-> device k"
+        return text + (", and every local device pair" if devices > 1 else "")
+
+    # --- judging (pure) ---
+
+    def judge(self, facts: Mapping[str, Facts], outcomes: Sequence[StepOutcome], ctx: EvalContext) -> list[Finding]:
+        findings: list[Finding] = []
+        for host in ctx.hosts:
+            f = facts.get(host.name)
+            if f is not None and f.get("torch") is not True:
+                why = "torch is not installed" if f.get("torch") is False else f"python failed: {f.get('torch_error')}"
+                findings.append(finding("allreduce.run", host.name, Status.ERROR,
+                                        f"allreduce.run: cannot run all_reduce on {host.name}: {why}",
+                                        observed=why, expected="torch importable",
+                                        remedy=f"{host.python} -m pip install torch  (or set `python:` in hosts.yaml)"))
+        rounds = self.rounds(facts, ctx)
+        if not rounds:
+            return findings + [finding("allreduce.run", None, Status.SKIP,
+                                       "allreduce.run: nothing to test (fewer than 2 hosts or devices with torch)")]
+        if not outcomes:
+            return findings  # planned but not run (evaluate() without the active phase)
+        lines = [line for o in outcomes for outs in o.foreground.values()
+                 for line in parse_lines(outs.get("ranks", ProbeOutput("")).stdout)]
+        pairs = [p for r in rounds[:len(outcomes)] for p in r]
+        results = merge(pairs, lines, self.probe_timeout(ctx))
+        return findings + judge(results, self.usable(facts, ctx), float(ctx.params.get("fraction", 0.8)),
+                                float(ctx.params.get("floor_gbps", 0.0)), self.pattern(ctx))

@@ -1,0 +1,221 @@
+"""Pure judging of all_reduce pair results: slow pairs, the suspect host, link problems.
+
+A pair's figure is its busbw at the largest size it measured; it is slow when below
+``fraction`` x the median of its class (intra / inter) at that size, or below ``floor_gbps``.
+A host slow with every partner (at least two) is the suspect; a slow pair between two otherwise
+healthy hosts is a link problem.
+
+>>> parse_lines('junk\\n{"pair": 3, "rank": 0, "sizes": []}\\n')
+[{'pair': 3, 'rank': 0, 'sizes': []}]
+>>> median([3.0, 1.0, 2.0]), median([1.0, 2.0])
+(2.0, 1.5)
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from preflight.allreduce.schedule import Pair
+from preflight.model import Finding, Status
+
+MiB = 1 << 20
+
+
+def parse_lines(text: str) -> list[dict[str, Any]]:
+    """The workers' JSON lines (dicts with an int ``pair``); anything else is skipped. Never raises."""
+    found = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("pair"), int) and not isinstance(data.get("pair"), bool):
+            found.append(data)
+    return found
+
+
+def median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+@dataclass
+class PairResult:
+    """One pair's merged outcome: sizes (bytes -> busbw, algbw), correctness, or why it failed."""
+
+    pair: Pair
+    busbw: dict[int, float] = field(default_factory=dict)
+    algbw: dict[int, float] = field(default_factory=dict)
+    correct: bool = True
+    error: str | None = None
+
+    @property
+    def size(self) -> int:
+        return max(self.busbw, default=0)
+
+    @property
+    def figure(self) -> float:
+        return self.busbw.get(self.size, 0.0)
+
+
+def merge(pairs: Sequence[Pair], lines: Sequence[dict[str, Any]], timeout: float) -> list[PairResult]:
+    """Join every rank's line to its pair; a rank that printed nothing was killed by the timeout."""
+    by_pair: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for line in lines:
+        by_pair[int(line["pair"])].append(line)
+    results = []
+    for pair in pairs:
+        result = PairResult(pair)
+        ranks = {_int(line.get("rank")): line for line in by_pair.get(pair.index, [])}
+        errors = [f"rank {r} ({pair.host if r == 0 else pair.peer}): {line['error']}"
+                  for r, line in sorted(ranks.items()) if line.get("error")]
+        missing = [r for r in (0, 1) if r not in ranks]
+        if missing:
+            errors.append(f"rank {'/'.join(map(str, missing))} printed nothing "
+                          f"(killed after the {timeout:g} s timeout, or never started)")
+        if errors:
+            result.error = "; ".join(errors)
+        else:
+            for line in ranks.values():
+                for entry in line.get("sizes") or []:
+                    if not isinstance(entry, dict):
+                        continue
+                    size = _int(entry.get("bytes"))
+                    busbw, algbw = _float(entry.get("busbw_gbps")), _float(entry.get("algbw_gbps"))
+                    if size > 0 and busbw is not None and algbw is not None:
+                        result.busbw[size] = min(busbw, result.busbw.get(size, busbw))
+                        result.algbw[size] = min(algbw, result.algbw.get(size, algbw))
+                    if entry.get("correct") is not True:
+                        result.correct = False
+            if not result.busbw:
+                result.error = "no size measured within the budget"
+        results.append(result)
+    return results
+
+
+def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, floor_gbps: float,
+          pattern: str) -> list[Finding]:
+    """Findings: allreduce.run (errors), allreduce.correct, allreduce.busbw (slow pairs, suspects)."""
+    findings: list[Finding] = []
+    measured = [r for r in results if r.error is None]
+    for r in results:
+        if r.error is not None:
+            p = r.pair
+            findings.append(Finding(
+                "allreduce.run", p.host, Status.ERROR,
+                f"allreduce.run: pair {p.label} (port {p.port}) did not complete: {r.error}",
+                observed=r.error[:300], expected="both ranks report", peer=p.peer, device=p.device,
+                peer_device=p.peer_device,
+                remedy=f"check the firewall between {p.host} and {p.peer} (all TCP ports: gloo/nccl pick "
+                       f"ephemeral ones) and that torch runs on both: {p.host}$ python -c 'import torch'"))
+        elif not r.correct:
+            p = r.pair
+            findings.append(Finding(
+                "allreduce.correct", p.host, Status.FAIL,
+                f"allreduce.correct: pair {p.label} returned a wrong all_reduce sum",
+                observed="wrong sum", expected="sum of rank+1", peer=p.peer, device=p.device,
+                peer_device=p.peer_device, remedy="check the devices' memory (ECC) and the driver on both hosts"))
+    slow: list[PairResult] = []
+    medians: dict[int, float] = {}
+    for r in measured:
+        same = [o.busbw[r.size] for o in measured if o.pair.kind == r.pair.kind and r.size in o.busbw]
+        medians[r.pair.index] = median(same)
+        if r.figure < fraction * medians[r.pair.index] or (floor_gbps > 0 and r.figure < floor_gbps):
+            slow.append(r)
+    slow_ids = {r.pair.index for r in slow}
+    partners: dict[str, set[str]] = defaultdict(set)
+    slow_partners: dict[str, set[str]] = defaultdict(set)
+    for r in measured:
+        if r.pair.kind != "inter":
+            continue
+        for a, b in ((r.pair.host, r.pair.peer), (r.pair.peer, r.pair.host)):
+            partners[a].add(b)
+            if r.pair.index in slow_ids:
+                slow_partners[a].add(b)
+    suspects = {h for h in hosts if len(partners[h]) >= 2 and slow_partners[h] == partners[h]}
+    failed_busbw: set[str] = set()
+    for h in sorted(suspects, key=hosts.index):
+        share = f"{len(slow_partners[h])}/{len(partners[h])}"
+        findings.append(Finding(
+            "allreduce.busbw", h, Status.FAIL,
+            f"allreduce.busbw: {h} is slow with every partner ({share} pairs below {fraction:g} x median): "
+            f"suspect this host's NIC, cable or switch port",
+            observed=f"slow with {share} partners", expected=f">= {fraction:g} x median busbw",
+            remedy=f"on {h}: ethtool <iface>; tc qdisc show; check link speed and errors (ip -s link)"))
+        failed_busbw.add(h)
+    for r in slow:
+        p = r.pair
+        figure = (f"busbw {r.figure:.3g} GB/s (algbw {r.algbw[r.size]:.3g}) at {_size(r.size)} "
+                  f"(median {medians[p.index]:.3g} of {p.kind}-host pairs)")
+        culprit = p.host if p.host in suspects else p.peer if p.peer in suspects else None
+        if culprit is not None:
+            other = p.peer if culprit == p.host else p.host
+            devices = (p.device, p.peer_device) if culprit == p.host else (p.peer_device, p.device)
+            findings.append(Finding(
+                "allreduce.busbw", culprit, Status.FAIL,
+                f"allreduce.busbw: pair {p.label} slow: {figure}; caused by suspect host {culprit}",
+                observed=figure, expected=f">= {fraction:g} x median", peer=other, device=devices[0],
+                peer_device=devices[1], remedy=f"fix {culprit} first (see its own finding)"))
+            continue
+        what = "link problem between" if p.kind == "inter" else "slow device pair on"
+        where = f"{p.host} and {p.peer}" if p.kind == "inter" else p.host
+        for host, peer, dev, peer_dev in {(p.host, p.peer, p.device, p.peer_device),
+                                          (p.peer, p.host, p.peer_device, p.device)}:
+            findings.append(Finding(
+                "allreduce.busbw", host, Status.FAIL,
+                f"allreduce.busbw: {what} {where}: pair {p.label} {figure}",
+                observed=figure, expected=f">= {fraction:g} x median" + (f", >= {floor_gbps:g} GB/s"
+                                                                           if floor_gbps > 0 else ""),
+                peer=peer, device=dev, peer_device=peer_dev,
+                remedy=f"check the path between {p.host} and {p.peer}: cables, switch ports, "
+                       f"ip -s link on both; rerun: preflight run --checks allreduce"))
+            failed_busbw.add(host)
+    for host in hosts:
+        mine = [r for r in measured if host in (r.pair.host, r.pair.peer)]
+        if not mine:
+            continue
+        if host not in failed_busbw:
+            best = max(mine, key=lambda r: r.figure)
+            figures = [r.figure for r in mine]
+            findings.append(Finding(
+                "allreduce.busbw", host, Status.PASS,
+                f"allreduce.busbw: {len(mine)} pairs of {host} ok: best {best.figure:.3g} GB/s at "
+                f"{_size(best.size)}, median {median(figures):.3g} GB/s ({pattern})",
+                observed=f"median busbw {median(figures):.3g} GB/s"))
+        if all(r.correct for r in mine):
+            findings.append(Finding("allreduce.correct", host, Status.PASS,
+                                    f"allreduce.correct: all_reduce sums right in {len(mine)} pairs of {host}"))
+    errored = {h for r in results if r.error is not None for h in (r.pair.host,)}
+    for host in hosts:
+        if host not in errored and any(host in (r.pair.host, r.pair.peer) for r in results):
+            findings.append(Finding("allreduce.run", host, Status.PASS,
+                                    f"allreduce.run: every pair led by {host} completed"))
+    return findings
+
+
+def _size(n: int) -> str:
+    return f"{n / MiB:g} MiB" if n >= MiB else f"{n} B"
+
+
+def _int(value: object) -> int:
+    try:
+        return int(str(value))
+    except (TypeError, ValueError):
+        return -1
+
+
+def _float(value: object) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and value > 0:
+        return float(value)
+    return None
+
+
+__all__ = ["PairResult", "judge", "merge", "median", "parse_lines"]

@@ -1,0 +1,182 @@
+"""allreduce offline: the circle schedule (property test), the planned commands, and the verdict."""
+
+from __future__ import annotations
+
+import json
+from itertools import combinations
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from preflight.allreduce.schedule import Pair, circle_rounds, plan
+from preflight.allreduce.verdict import merge, parse_lines
+from preflight.batch import ProbeOutput
+from preflight.checks.allreduce import AllreduceCheck
+from preflight.checks.base import EvalContext, Facts, StepOutcome
+from preflight.inventory import ClusterSpec, Host
+from preflight.model import Finding, Status
+
+CHECK = AllreduceCheck()
+
+
+@given(st.integers(min_value=2, max_value=33))
+def test_circle_schedule_covers_every_pair_once(n: int) -> None:
+    rounds = circle_rounds(n)
+    assert len(rounds) == (n - 1 if n % 2 == 0 else n)
+    seen = [frozenset(p) for r in rounds for p in r]
+    assert sorted(map(sorted, seen)) == sorted(map(sorted, map(frozenset, combinations(range(n), 2))))
+    for r in rounds:
+        members = [h for p in r for h in p]
+        assert len(members) == len(set(members)), "a host twice in one round"
+        assert len(r) == n // 2
+
+
+@given(st.integers(min_value=1, max_value=9), st.integers(min_value=1, max_value=4))
+def test_plan_ports_unique_and_devices_paired(n: int, devices: int) -> None:
+    hosts = [f"h{i}" for i in range(n)]
+    pairs = [p for r in plan(hosts, devices, 29499, avoid=[29500]) for p in r]
+    assert len({p.port for p in pairs}) == len(pairs) and 29500 not in {p.port for p in pairs}
+    inter = [p for p in pairs if p.kind == "inter"]
+    intra = [p for p in pairs if p.kind == "intra"]
+    assert len(inter) == n * (n - 1) // 2 * devices and all(p.device == p.peer_device for p in inter)
+    assert len(intra) == n * devices * (devices - 1) // 2 and all(p.host == p.peer for p in intra)
+
+
+def context(n: int, devices: int = 1, accelerator: str = "cpu", **params: Any) -> EvalContext:
+    hosts = [Host(name=f"n{i}", address=f"10.0.0.{i}", env={"NCCL_DEBUG": "INFO"}) for i in range(1, n + 1)]
+    return EvalContext(ClusterSpec(accelerator=accelerator, devices_per_host=devices, master="n1"), hosts,
+                       {**CHECK.params, **params})
+
+
+def torch_facts(ctx: EvalContext) -> dict[str, Facts]:
+    return {h.name: {"torch": True, "torch_npu": False} for h in ctx.hosts}
+
+
+def line(pair: Pair, rank: int, busbw: float, correct: bool = True, error: str | None = None) -> str:
+    sizes = [{"bytes": 1 << 20, "time_s": 0.001, "algbw_gbps": busbw * 2, "busbw_gbps": busbw * 2, "correct": True},
+             {"bytes": 4 << 20, "time_s": 0.004, "algbw_gbps": busbw, "busbw_gbps": busbw, "correct": correct}]
+    return json.dumps({"pair": pair.index, "rank": rank, "sizes": [] if error else sizes, "error": error})
+
+
+def run(ctx: EvalContext, speed: dict[frozenset[str], float], errors: frozenset[frozenset[str]] = frozenset(),
+        wrong: frozenset[frozenset[str]] = frozenset()) -> list[Finding]:
+    """Judge a simulated run: pair (host set) -> busbw; pairs in ``errors`` print an error."""
+    facts = torch_facts(ctx)
+    outcomes = []
+    for pairs in CHECK.rounds(facts, ctx):
+        text: dict[str, list[str]] = {}
+        for p in pairs:
+            key = frozenset((p.host, p.peer))
+            for rank, host in ((0, p.host), (1, p.peer)):
+                err = "DistStoreError: timed out" if key in errors else None
+                text.setdefault(host, []).append(line(p, rank, speed.get(key, 1.0), key not in wrong, err))
+        outcomes.append(StepOutcome({}, {h: {"ranks": ProbeOutput("\n".join(t) + "\n")} for h, t in text.items()}))
+    return CHECK.judge(facts, outcomes, ctx)
+
+
+def statuses(findings: list[Finding], check: str) -> dict[str | None, Status]:
+    found: dict[str | None, Status] = {}
+    for f in findings:
+        if f.check == check:
+            found[f.host] = Status.worst([found.get(f.host, Status.SKIP), f.status])
+    return found
+
+
+def test_steps_one_probe_per_host_per_round_with_clean_env() -> None:
+    ctx = context(4, accelerator="gpu")
+    steps = CHECK.steps(torch_facts(ctx), ctx)
+    assert len(steps) == 3
+    for step in steps:
+        assert set(step.foreground) == {"n1", "n2", "n3", "n4"} and not step.background
+        command = step.foreground["n1"][0].command
+        assert command.startswith("env -i ") and command.endswith(" & wait")
+        assert "NCCL_ALGO=Ring" in command and "NCCL_DEBUG" not in command and " WORLD_SIZE=2 " in command
+        assert '"backend":"nccl"' in command
+
+
+def test_intra_pairs_with_several_devices() -> None:
+    ctx = context(2, devices=4)
+    steps = CHECK.steps(torch_facts(ctx), ctx)
+    assert len(steps) == 1 + 3  # one inter round, then 3 intra rounds
+    assert steps[0].foreground["n1"][0].command.count("env -i") == 4  # devices 0..3 to the partner
+    assert steps[1].foreground["n2"][0].command.count("env -i") == 4  # two pairs, two ranks each
+
+
+def test_healthy_cluster_passes_every_host() -> None:
+    ctx = context(4)
+    findings = run(ctx, {})
+    assert {f.status for f in findings} == {Status.PASS}
+    assert statuses(findings, "allreduce.busbw") == {f"n{i}": Status.PASS for i in range(1, 5)}
+    assert "circle schedule" in findings[0].message or any("circle" in f.message for f in findings)
+
+
+def test_host_slow_with_every_partner_is_the_suspect() -> None:
+    ctx = context(4)
+    findings = run(ctx, {frozenset(("n3", x)): 0.1 for x in ("n1", "n2", "n4")})
+    assert statuses(findings, "allreduce.busbw") == {"n1": Status.PASS, "n2": Status.PASS, "n3": Status.FAIL,
+                                                    "n4": Status.PASS}
+    fails = [f for f in findings if f.status == Status.FAIL]
+    assert [f.peer for f in fails if f.peer is None] == [None]
+    assert sorted(str(f.peer) for f in fails if f.peer) == ["n1", "n2", "n4"]
+    pair = next(f for f in fails if f.peer)
+    assert pair.observed is not None and "busbw 0.1 GB/s" in pair.observed and "4 MiB" in pair.observed
+    assert pair.device == 0 and pair.peer_device == 0 and "caused by suspect host n3" in pair.message
+
+
+def test_single_slow_pair_is_a_link_problem_naming_both() -> None:
+    ctx = context(4)
+    findings = run(ctx, {frozenset(("n1", "n2")): 0.3})
+    fails = sorted((f.host, f.peer) for f in findings if f.status == Status.FAIL)
+    assert fails == [("n1", "n2"), ("n2", "n1")]
+    assert all("link problem between" in f.message for f in findings if f.status == Status.FAIL)
+    assert statuses(findings, "allreduce.busbw")["n3"] == Status.PASS
+
+
+def test_floor_fails_uniformly_slow_pairs() -> None:
+    ctx = context(3, floor_gbps=5.0)
+    fails = [f for f in run(ctx, {}) if f.status == Status.FAIL]
+    assert len(fails) == 3 + 3  # three suspects (slow with every partner) plus their pairs
+    assert {f.host for f in fails} == {"n1", "n2", "n3"}
+
+
+def test_errored_pair_and_wrong_sum() -> None:
+    ctx = context(4)
+    findings = run(ctx, {}, errors=frozenset({frozenset(("n2", "n4"))}), wrong=frozenset({frozenset(("n1", "n3"))}))
+    bad = sorted((f.check, f.status.value, f.host, f.peer) for f in findings if f.status != Status.PASS)
+    assert len(bad) == 2
+    assert bad[0][:2] == ("allreduce.correct", "fail") and {bad[0][2], bad[0][3]} == {"n1", "n3"}
+    assert bad[1][:2] == ("allreduce.run", "error") and {bad[1][2], bad[1][3]} == {"n2", "n4"}
+
+
+def test_rank_that_printed_nothing_is_an_error() -> None:
+    pair = Pair(0, "inter", "a", 0, "b", 0, 29600)
+    (result,) = merge([pair], parse_lines(line(pair, 0, 1.0)), 40.0)
+    assert result.error is not None and "rank 1 printed nothing" in result.error and "40 s" in result.error
+
+
+def test_host_without_torch_is_an_error_and_left_out() -> None:
+    ctx = context(3)
+    facts = torch_facts(ctx)
+    facts["n2"] = CHECK.parse({"torch": ProbeOutput('{"torch": false, "torch_npu": false}\n')})
+    assert all("n2" not in step.foreground for step in CHECK.steps(facts, ctx))
+    findings = CHECK.judge(facts, [], ctx)
+    assert [(f.host, f.status) for f in findings] == [("n2", Status.ERROR)]
+
+
+def test_parse_never_raises() -> None:
+    for text in ("", "junk", '{"torch": 1}', "\xff{", '{"pair": true}'):
+        assert CHECK.parse({"torch": ProbeOutput(text, exit_status=1)})["torch"] is None or text == ""
+        assert parse_lines(text) == []
+    assert CHECK.parse({})["torch"] is None
+
+
+def test_single_host_is_skipped() -> None:
+    ctx = context(1)
+    assert CHECK.steps(torch_facts(ctx), ctx) == []
+    assert [f.status for f in CHECK.judge(torch_facts(ctx), [], ctx)] == [Status.SKIP]
+
+
+def test_not_run_by_default_only_when_asked() -> None:
+    assert AllreduceCheck.by_default is False
+    assert AllreduceCheck().selected_by("allreduce") and AllreduceCheck().selected_by("allreduce.busbw")
