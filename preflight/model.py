@@ -55,6 +55,10 @@ class Finding:
     peer: str | None = None
     device: int | None = None
     peer_device: int | None = None
+    # all_reduce figures of a pair finding (GB = 1e9, like nccl-tests)
+    algbw_gbps: float | None = None
+    busbw_gbps: float | None = None
+    bytes: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -66,7 +70,7 @@ class Finding:
             "expected": self.expected,
             "remedy": self.remedy,
         }
-        for key in ("peer", "device", "peer_device"):
+        for key in _OPTIONAL:
             value = getattr(self, key)
             if value is not None:
                 data[key] = value
@@ -85,7 +89,13 @@ class Finding:
             peer=data.get("peer"),
             device=data.get("device"),
             peer_device=data.get("peer_device"),
+            algbw_gbps=data.get("algbw_gbps"),
+            busbw_gbps=data.get("busbw_gbps"),
+            bytes=data.get("bytes"),
         )
+
+
+_OPTIONAL = ("peer", "device", "peer_device", "algbw_gbps", "busbw_gbps", "bytes")  # emitted only when set
 
 
 @dataclass(frozen=True)

@@ -122,6 +122,9 @@ def test_host_slow_with_every_partner_is_the_suspect() -> None:
     pair = next(f for f in fails if f.peer)
     assert pair.observed is not None and "busbw 0.1 GB/s" in pair.observed and "4 MiB" in pair.observed
     assert pair.device == 0 and pair.peer_device == 0 and "caused by suspect host n3" in pair.message
+    assert (pair.busbw_gbps, pair.bytes) == (0.1, 4 << 20) and pair.algbw_gbps is not None
+    as_json = pair.to_dict()
+    assert as_json["busbw_gbps"] == 0.1 and as_json["bytes"] == 4 << 20 and "algbw_gbps" in as_json
 
 
 def test_single_slow_pair_is_a_link_problem_naming_both() -> None:

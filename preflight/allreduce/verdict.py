@@ -163,7 +163,7 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
                 "allreduce.busbw", culprit, Status.FAIL,
                 f"allreduce.busbw: pair {p.label} slow: {figure}; caused by suspect host {culprit}",
                 observed=figure, expected=f">= {fraction:g} x median", peer=other, device=devices[0],
-                peer_device=devices[1], remedy=f"fix {culprit} first (see its own finding)"))
+                peer_device=devices[1], remedy=f"fix {culprit} first (see its own finding)", **_figures(r)))
             continue
         what = "link problem between" if p.kind == "inter" else "slow device pair on"
         where = f"{p.host} and {p.peer}" if p.kind == "inter" else p.host
@@ -176,7 +176,7 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
                                                                            if floor_gbps > 0 else ""),
                 peer=peer, device=dev, peer_device=peer_dev,
                 remedy=f"check the path between {p.host} and {p.peer}: cables, switch ports, "
-                       f"ip -s link on both; rerun: preflight run --checks allreduce"))
+                       f"ip -s link on both; rerun: preflight run --checks allreduce", **_figures(r)))
             failed_busbw.add(host)
     for host in hosts:
         mine = [r for r in measured if host in (r.pair.host, r.pair.peer)]
@@ -219,3 +219,9 @@ def _float(value: object) -> float | None:
 
 
 __all__ = ["PairResult", "judge", "merge", "median", "parse_lines"]
+
+
+def _figures(result: PairResult) -> dict[str, Any]:
+    """The machine-readable figures of a pair finding, at the size its verdict used."""
+    return {"algbw_gbps": round(result.algbw.get(result.size, 0.0), 4), "busbw_gbps": round(result.figure, 4),
+            "bytes": result.size}
