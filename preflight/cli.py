@@ -1,4 +1,4 @@
-"""Command line: ``preflight run``, ``preflight list-checks``.
+"""Command line: ``preflight run``, ``preflight bench allreduce``, ``preflight list-checks``.
 
 Exit codes: 0 no fail/error finding; 1 a fail or error finding; 2 usage or configuration error;
 130 interrupted (the partial report is still written, marked incomplete).
@@ -19,12 +19,14 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
 
 from preflight import __version__, recorder
 from preflight.checks import all_checks, known_params
 from preflight.engine import Engine, HostGather, RunOptions
 from preflight.inventory import InventoryError, load_inventory, local_inventory
-from preflight.model import Status
+from preflight.model import Report, Status
 from preflight.render import json_report, terminal
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -79,6 +81,18 @@ def run(
                                                     "IPs (hccn.rank_table)")] = None,
 ) -> None:
     """Check every host of the cluster (or this machine) and report."""
+    report = _run(hosts, checks, skip, parallel, connect_timeout, command_timeout, host_timeout,
+                  accept_new_host_keys, json_out, report_dir, record, rank_table)
+    raise typer.Exit(report.exit_code())
+
+
+def _run(hosts: Path | None, checks: list[str] | None, skip: list[str] | None, parallel: int,
+         connect_timeout: float, command_timeout: float | None, host_timeout: float, accept_new_host_keys: bool,
+         json_out: bool, report_dir: Path | None, record: Path | None, rank_table: Path | None) -> Report:
+    """Gather, judge, write report.json and print the report (terminal or JSON); the report for the caller.
+
+    Exits itself on usage errors (2) and on interruption (130, after writing the partial report).
+    """
     try:
         inventory = load_inventory(hosts, known_params()) if hosts else local_inventory()
     except InventoryError as exc:
@@ -149,7 +163,56 @@ def run(
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(EXIT_INTERRUPTED)  # worker threads may still sit in a connect; the report is already safe
+    return report
+
+
+
+bench = typer.Typer(add_completion=False, no_args_is_help=True,
+                    help="Benchmarks between the hosts, reported per device pair.")
+app.add_typer(bench, name="bench")
+
+
+@bench.command("allreduce")
+def bench_allreduce(
+    hosts: Annotated[Path | None, typer.Option("--hosts", "-H", help="hosts.yaml; default: this machine")] = None,
+    parallel: Annotated[int, typer.Option(help="hosts gathered at once", min=1)] = 64,
+    connect_timeout: Annotated[float, typer.Option(help="seconds to connect and authenticate", min=0.1)] = 10.0,
+    command_timeout: Annotated[float | None, typer.Option(help="cap on each probe's seconds", min=0.1)] = None,
+    host_timeout: Annotated[float, typer.Option(help="seconds for one host's whole gather", min=1)] = 60.0,
+    accept_new_host_keys: Annotated[bool, typer.Option(help="trust and record unknown host keys "
+                                                        "(never changed ones)")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="print the JSON report instead")] = False,
+    report_dir: Annotated[Path | None, typer.Option(help="where report.json goes "
+                                                        "(default reports/<UTC time>/)")] = None,
+) -> None:
+    """Run the allreduce check (same as `run --checks allreduce`), then print every pair's figures.
+
+    Example: preflight bench allreduce --hosts hosts.yaml
+    """
+    report = _run(hosts, ["allreduce"], None, parallel, connect_timeout, command_timeout, host_timeout,
+                  accept_new_host_keys, json_out, report_dir, None, None)
+    if not json_out:
+        Console(markup=False, highlight=False).print(pairs_table(report))
     raise typer.Exit(report.exit_code())
+
+
+def pairs_table(report: Report) -> Table:
+    """Every all_reduce pair finding with figures: host, device, peer, peer device, bytes, algbw, busbw, status."""
+    table = Table(title="all_reduce pairs", title_justify="left", show_edge=False, pad_edge=False)
+    for name in ("host", "dev", "peer", "peer dev", "bytes", "algbw GB/s", "busbw GB/s", "status"):
+        table.add_column(name, justify="right" if name not in ("host", "peer", "status") else "left",
+                         overflow="fold")
+    rows = [f for f in report.findings if f.check.startswith("allreduce.") and f.busbw_gbps is not None
+            and f.peer is not None]
+    for f in sorted(rows, key=lambda f: (str(f.host), f.device or 0, str(f.peer), f.peer_device or 0)):
+        table.add_row(str(f.host), _opt(f.device), str(f.peer), _opt(f.peer_device),
+                      "-" if f.bytes is None else str(f.bytes), _opt(f.algbw_gbps), _opt(f.busbw_gbps),
+                      Text(f.status.value, style=terminal.STYLE[f.status]))
+    return table
+
+
+def _opt(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
 
 
 @app.command("list-checks")

@@ -109,6 +109,14 @@ def test_healthy_cluster_passes_every_host() -> None:
     assert {f.status for f in findings} == {Status.PASS}
     assert statuses(findings, "allreduce.busbw") == {f"n{i}": Status.PASS for i in range(1, 5)}
     assert "circle schedule" in findings[0].message or any("circle" in f.message for f in findings)
+    pairs = [f for f in findings if f.check == "allreduce.pair"]
+    assert {frozenset((str(f.host), str(f.peer))) for f in pairs} == \
+        {frozenset((f"n{a}", f"n{b}")) for a, b in combinations(range(1, 5), 2)}
+    assert len(pairs) == 6 and all(f.status == Status.PASS for f in pairs)
+    for f in pairs:
+        assert (f.busbw_gbps, f.algbw_gbps, f.bytes, f.device, f.peer_device) == (1.0, 1.0, 4 << 20, 0, 0)
+        assert f.message == f"allreduce.pair: {f.host}:0<->{f.peer}:0 busbw 1 GB/s at 4 MiB"
+        assert f.to_dict()["busbw_gbps"] == 1.0 and f.to_dict()["bytes"] == 4 << 20
 
 
 def test_host_slow_with_every_partner_is_the_suspect() -> None:
@@ -125,6 +133,9 @@ def test_host_slow_with_every_partner_is_the_suspect() -> None:
     assert (pair.busbw_gbps, pair.bytes) == (0.1, 4 << 20) and pair.algbw_gbps is not None
     as_json = pair.to_dict()
     assert as_json["busbw_gbps"] == 0.1 and as_json["bytes"] == 4 << 20 and "algbw_gbps" in as_json
+    ok_pairs = {frozenset((str(f.host), str(f.peer))): f for f in findings if f.check == "allreduce.pair"}
+    assert set(ok_pairs) == {frozenset(p) for p in (("n1", "n2"), ("n1", "n4"), ("n2", "n4"))}
+    assert all(f.status == Status.PASS and f.busbw_gbps == 1.0 for f in ok_pairs.values())
 
 
 def test_single_slow_pair_is_a_link_problem_naming_both() -> None:
@@ -134,6 +145,10 @@ def test_single_slow_pair_is_a_link_problem_naming_both() -> None:
     assert fails == [("n1", "n2"), ("n2", "n1")]
     assert all("link problem between" in f.message for f in findings if f.status == Status.FAIL)
     assert statuses(findings, "allreduce.busbw")["n3"] == Status.PASS
+    pairs = {frozenset((str(f.host), str(f.peer))) for f in findings if f.check == "allreduce.pair"}
+    assert len(pairs) == 5 and frozenset(("n1", "n2")) not in pairs
+    slow = [f for f in findings if f.status == Status.FAIL]
+    assert all(f.busbw_gbps == 0.3 and f.bytes == 4 << 20 for f in slow)
 
 
 def test_floor_fails_uniformly_slow_pairs() -> None:
@@ -150,6 +165,8 @@ def test_errored_pair_and_wrong_sum() -> None:
     assert len(bad) == 2
     assert bad[0][:2] == ("allreduce.correct", "fail") and {bad[0][2], bad[0][3]} == {"n1", "n3"}
     assert bad[1][:2] == ("allreduce.run", "error") and {bad[1][2], bad[1][3]} == {"n2", "n4"}
+    pairs = {frozenset((str(f.host), str(f.peer))) for f in findings if f.check == "allreduce.pair"}
+    assert len(pairs) == 5 and frozenset(("n2", "n4")) not in pairs  # an errored pair has no figures
 
 
 def test_rank_that_printed_nothing_is_an_error() -> None:

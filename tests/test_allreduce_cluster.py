@@ -54,9 +54,13 @@ def test_healthy_cluster_passes_three_times(cluster: NetnsCluster, tmp_path: Pat
         code, findings, _ = run(cluster, tmp_path / str(attempt))
         assert bad(findings) == [], [f["message"] for f in findings if f["status"] != "pass"]
         assert code == 0
-        passes = {(f["check"], f["host"]) for f in findings if f["status"] == "pass"}
+        passes = {(f["check"], f["host"]) for f in findings if f["status"] == "pass" and f["check"] != "allreduce.pair"}
         assert passes == {(c, f"node{i}") for c in ("allreduce.busbw", "allreduce.correct", "allreduce.run")
                           for i in range(1, 5)}
+        pairs = [f for f in findings if f["check"] == "allreduce.pair"]
+        assert len({frozenset((f["host"], f["peer"])) for f in pairs}) == len(pairs) == 6
+        assert all(f["status"] == "pass" and f["busbw_gbps"] > 0 and f["algbw_gbps"] > 0 and f["bytes"] > 0
+                   for f in pairs)
 
 
 def test_throttled_host_is_the_suspect(cluster: NetnsCluster, tmp_path: Path) -> None:
@@ -85,13 +89,17 @@ def test_blocked_pair_is_an_error_and_the_others_complete(cluster: NetnsCluster,
     finally:
         cluster.exec("node2", ["iptables", "-F", "INPUT"])
     assert code == 1
-    errors = [f for f in findings if f["status"] not in ("pass", "skip")]
-    assert [(f["check"], f["status"], {f["host"], f["peer"]}) for f in errors] == \
-        [("allreduce.run", "error", {"node2", "node4"})], [f["message"] for f in errors]
+    errors = [f for f in findings if f["status"] == "error"]
+    assert [(f["check"], {f["host"], f["peer"]}) for f in errors] == \
+        [("allreduce.run", {"node2", "node4"})], [f["message"] for f in errors]
     assert "did not complete" in errors[0]["message"]
     assert seconds < 90
-    busbw = {f["host"] for f in findings if f["check"] == "allreduce.busbw" and f["status"] == "pass"}
-    assert busbw == {"node1", "node2", "node3", "node4"}
+    # The other five pairs completed and carry their figures (on 2 shared cores a pair may still come out
+    # slow against the median: that is judged by allreduce.busbw, not an error).
+    measured = {frozenset((f["host"], f["peer"])) for f in findings
+                if f.get("busbw_gbps") is not None and f.get("peer")}
+    all_pairs = {frozenset((f"node{a}", f"node{b}")) for a in range(1, 5) for b in range(a + 1, 5)}
+    assert measured == all_pairs - {frozenset(("node2", "node4"))}
 
 
 def test_two_slots_per_host_run_intra_and_inter_pairs(cluster: NetnsCluster, tmp_path: Path) -> None:
@@ -102,3 +110,23 @@ def test_two_slots_per_host_run_intra_and_inter_pairs(cluster: NetnsCluster, tmp
     # per host: 2 inter pairs (slot k <-> slot k) + 1 intra pair (slot 0 <-> slot 1)
     assert all(f["message"].startswith(f"allreduce.busbw: 3 pairs of {f['host']} ok") for f in busbw)
     assert all("every local device pair" in f["message"] for f in busbw)
+
+
+def test_bench_allreduce_lists_every_pair(cluster: NetnsCluster, tmp_path: Path) -> None:
+    import yaml
+
+    hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml", nodes=cluster.nodes[:4])
+    doc = yaml.safe_load(hosts.read_text())
+    doc["checks"] = {"allreduce": PARAMS}
+    hosts.write_text(yaml.safe_dump(doc, sort_keys=False))
+    proc = subprocess.run([sys.executable, "-m", "preflight", "bench", "allreduce", "--hosts", str(hosts),
+                           "--report-dir", str(tmp_path / "r")],
+                          capture_output=True, text=True, timeout=180, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    table = proc.stdout[proc.stdout.index("all_reduce pairs"):]
+    rows = [line.replace("│", " ").split() for line in table.splitlines()[3:] if "│" in line]
+    assert {frozenset((r[0], r[2])) for r in rows} == {frozenset((f"node{a}", f"node{b}"))
+                                                      for a in range(1, 5) for b in range(a + 1, 5)}
+    assert len(rows) == 6 and all(r[1] == r[3] == "0" and r[-1] == "pass" for r in rows), table
+    assert all(int(r[4]) > 0 and float(r[5]) > 0 and float(r[6]) > 0 for r in rows), table
+    assert "all_reduce busbw (GB/s)" in proc.stdout  # the hosts x hosts matrix of the terminal report

@@ -103,7 +103,8 @@ def merge(pairs: Sequence[Pair], lines: Sequence[dict[str, Any]], timeout: float
 
 def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, floor_gbps: float,
           pattern: str) -> list[Finding]:
-    """Findings: allreduce.run (errors), allreduce.correct, allreduce.busbw (slow pairs, suspects)."""
+    """Findings: allreduce.run (errors), allreduce.correct, allreduce.busbw (slow pairs, suspects), and one
+    allreduce.pair pass finding with the figures of every measured pair that is not slow."""
     findings: list[Finding] = []
     measured = [r for r in results if r.error is None]
     for r in results:
@@ -193,6 +194,15 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
         if all(r.correct for r in mine):
             findings.append(Finding("allreduce.correct", host, Status.PASS,
                                     f"allreduce.correct: all_reduce sums right in {len(mine)} pairs of {host}"))
+    for r in measured:
+        if r.pair.index in slow_ids:
+            continue  # its figures are on its allreduce.busbw fail finding(s)
+        p = r.pair
+        findings.append(Finding(
+            "allreduce.pair", p.host, Status.PASS,
+            f"allreduce.pair: {p.label} busbw {r.figure:.3g} GB/s at {_size(r.size)}",
+            observed=f"busbw {r.figure:.3g} GB/s (algbw {r.algbw[r.size]:.3g}) at {_size(r.size)}",
+            peer=p.peer, device=p.device, peer_device=p.peer_device, **_figures(r)))
     errored = {h for r in results if r.error is not None for h in (r.pair.host,)}
     for host in hosts:
         if host not in errored and any(host in (r.pair.host, r.pair.peer) for r in results):

@@ -1,4 +1,5 @@
-"""Terminal report: verdict, a hosts x check-families matrix (identical rows folded), then problems.
+"""Terminal report: verdict, a hosts x check-families matrix (identical rows folded), an all_reduce busbw
+hosts x hosts matrix (when the report has pair figures), then problems.
 
 Reads only the report model. Rows with identical results are folded into one ClusterShell range
 (``node[01-63]``) and the worst rows come first, so 200 hosts still fit an 80-column terminal.
@@ -66,6 +67,59 @@ def matrix(report: Report) -> Table:
     return table
 
 
+def busbw_pairs(report: Report) -> dict[frozenset[str], tuple[float, Status]]:
+    """Inter-host device-0 all_reduce pairs of the report: {host, peer} -> (lowest busbw, worst status).
+
+    >>> f = Finding("allreduce.pair", "a", Status.PASS, "m", peer="b", device=0, peer_device=0, busbw_gbps=2.5)
+    >>> busbw_pairs(Report([], [f], [], "", 0.0))[frozenset(("a", "b"))]
+    (2.5, <Status.PASS: 'pass'>)
+    """
+    pairs: dict[frozenset[str], tuple[float, Status]] = {}
+    for f in report.findings:
+        if (not f.check.startswith("allreduce.") or f.busbw_gbps is None or f.host is None or f.peer is None
+                or f.host == f.peer or f.device != f.peer_device or f.device not in (0, None)):
+            continue
+        key = frozenset((f.host, f.peer))
+        old = pairs.get(key)
+        pairs[key] = (f.busbw_gbps, f.status) if old is None else \
+            (min(old[0], f.busbw_gbps), Status.worst([old[1], f.status]))
+    return pairs
+
+
+def busbw_matrix(report: Report, console: Console) -> Table | list[Text] | None:
+    """The hosts x hosts busbw table; the 10 slowest pairs as lines when the table is wider than the console;
+    None when the report has no pair figures."""
+    pairs = busbw_pairs(report)
+    if not pairs:
+        return None
+    present = {h for key in pairs for h in key}
+    order = [h.name for h in report.hosts if h.name in present]
+    order += sorted(present - set(order))
+    table = Table(title="all_reduce busbw (GB/s)", title_justify="left", show_edge=False, pad_edge=False)
+    table.add_column("hosts")
+    for host in order:
+        table.add_column(host, justify="right")
+    for host in order:
+        cells = []
+        for other in order:
+            found = pairs.get(frozenset((host, other))) if other != host else None
+            cells.append(Text("-", style="dim") if found is None else Text(f"{found[0]:.3g}", style=_bad(found[1])))
+        table.add_row(host, *cells)
+    if console.measure(table, options=console.options.update_width(1 << 20)).maximum <= console.width:
+        return table
+    slowest = sorted(pairs.items(), key=lambda kv: (kv[1][0], sorted(kv[0])))[:10]
+    lines = [Text(f"all_reduce busbw (GB/s): {len(slowest)} slowest of {len(pairs)} host pairs", style="italic")]
+    for key, (busbw, status) in slowest:
+        a, b = sorted(key, key=lambda h: (order.index(h), h))
+        failing = status in (Status.FAIL, Status.ERROR)
+        lines.append(Text(f"{a} - {b}  busbw {busbw:.3g} GB/s ({'fail' if failing else 'ok'})", style=_bad(status)))
+    return lines
+
+
+def _bad(status: Status) -> str:
+    return "bold red" if status in (Status.FAIL, Status.ERROR) else "green"
+
+
 def problems(report: Report) -> list[tuple[Finding, list[str]]]:
     """Non-passing findings grouped by what they say, worst first: (example finding, hosts)."""
     groups: dict[tuple[object, ...], list[Finding]] = defaultdict(list)
@@ -91,6 +145,14 @@ def render(report: Report, console: Console) -> None:
     console.print("  ".join(f"{k} {v}" for k, v in counts.items()))
     console.print()
     console.print(matrix(report))
+    pair_view = busbw_matrix(report, console)
+    if isinstance(pair_view, Table):
+        console.print()
+        console.print(pair_view)
+    elif pair_view:
+        console.print()
+        for line in pair_view:
+            console.print(line)
     found = problems(report)
     if not found:
         console.print("\nNo problems found.", style="green")
