@@ -35,6 +35,18 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Cluster preflight checks for distributed deep-learning training.")
 
 
+# Options shared by `run` and `bench allreduce`.
+HostsOption = Annotated[Path | None, typer.Option("--hosts", "-H", help="hosts.yaml; default: this machine")]
+ParallelOption = Annotated[int, typer.Option(help="hosts gathered at once", min=1)]
+ConnectTimeoutOption = Annotated[float, typer.Option(help="seconds to connect and authenticate", min=0.1)]
+CommandTimeoutOption = Annotated[float | None, typer.Option(help="cap on each probe's seconds", min=0.1)]
+HostTimeoutOption = Annotated[float, typer.Option(help="seconds for one host's whole gather", min=1)]
+AcceptNewHostKeysOption = Annotated[bool, typer.Option(help="trust and record unknown host keys "
+                                                        "(never changed ones)")]
+JsonOption = Annotated[bool, typer.Option("--json", help="print the JSON report instead")]
+ReportDirOption = Annotated[Path | None, typer.Option(help="where report.json goes "
+                                                        "(default reports/<UTC time>/)")]
+
 def _split(values: list[str] | None) -> list[str]:
     return [item.strip() for value in values or [] for item in value.split(",") if item.strip()]
 
@@ -63,19 +75,17 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 
 @app.command()
 def run(
-    hosts: Annotated[Path | None, typer.Option("--hosts", "-H", help="hosts.yaml; default: this machine")] = None,
+    hosts: HostsOption = None,
     checks: Annotated[list[str] | None, typer.Option("--checks", "-c", help="only these check families "
                                                         "or ids (comma separated)")] = None,
     skip: Annotated[list[str] | None, typer.Option("--skip", help="skip these check families")] = None,
-    parallel: Annotated[int, typer.Option(help="hosts gathered at once", min=1)] = 64,
-    connect_timeout: Annotated[float, typer.Option(help="seconds to connect and authenticate", min=0.1)] = 10.0,
-    command_timeout: Annotated[float | None, typer.Option(help="cap on each probe's seconds", min=0.1)] = None,
-    host_timeout: Annotated[float, typer.Option(help="seconds for one host's whole gather", min=1)] = 60.0,
-    accept_new_host_keys: Annotated[bool, typer.Option(help="trust and record unknown host keys "
-                                                        "(never changed ones)")] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="print the JSON report instead")] = False,
-    report_dir: Annotated[Path | None, typer.Option(help="where report.json goes "
-                                                        "(default reports/<UTC time>/)")] = None,
+    parallel: ParallelOption = 64,
+    connect_timeout: ConnectTimeoutOption = 10.0,
+    command_timeout: CommandTimeoutOption = None,
+    host_timeout: HostTimeoutOption = 60.0,
+    accept_new_host_keys: AcceptNewHostKeysOption = False,
+    json_out: JsonOption = False,
+    report_dir: ReportDirOption = None,
     record: Annotated[Path | None, typer.Option(help="also write parse fixtures of every probe here")] = None,
     rank_table: Annotated[Path | None, typer.Option(help="Ascend rank table to check against the device "
                                                     "IPs (hccn.rank_table)")] = None,
@@ -174,16 +184,14 @@ app.add_typer(bench, name="bench")
 
 @bench.command("allreduce")
 def bench_allreduce(
-    hosts: Annotated[Path | None, typer.Option("--hosts", "-H", help="hosts.yaml; default: this machine")] = None,
-    parallel: Annotated[int, typer.Option(help="hosts gathered at once", min=1)] = 64,
-    connect_timeout: Annotated[float, typer.Option(help="seconds to connect and authenticate", min=0.1)] = 10.0,
-    command_timeout: Annotated[float | None, typer.Option(help="cap on each probe's seconds", min=0.1)] = None,
-    host_timeout: Annotated[float, typer.Option(help="seconds for one host's whole gather", min=1)] = 60.0,
-    accept_new_host_keys: Annotated[bool, typer.Option(help="trust and record unknown host keys "
-                                                        "(never changed ones)")] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="print the JSON report instead")] = False,
-    report_dir: Annotated[Path | None, typer.Option(help="where report.json goes "
-                                                        "(default reports/<UTC time>/)")] = None,
+    hosts: HostsOption = None,
+    parallel: ParallelOption = 64,
+    connect_timeout: ConnectTimeoutOption = 10.0,
+    command_timeout: CommandTimeoutOption = None,
+    host_timeout: HostTimeoutOption = 60.0,
+    accept_new_host_keys: AcceptNewHostKeysOption = False,
+    json_out: JsonOption = False,
+    report_dir: ReportDirOption = None,
 ) -> None:
     """Run the allreduce check (same as `run --checks allreduce`), then print every pair's figures.
 
