@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,3 +77,17 @@ def write_state(cluster: NetnsCluster, node: Node | str, state: dict[str, Any]) 
 
 def uninstall(cluster: NetnsCluster, node: Node | str) -> None:
     shutil.rmtree(cluster.ascend_root(node) / "driver", ignore_errors=True)
+
+
+def simulated_cluster(cluster_fixture: Callable[..., Iterator[NetnsCluster]],
+                      tmp_path_factory: Any, size: int, name: str, subnet: int,
+                      state_for: Callable[[int], dict[str, Any]]) -> Iterator[NetnsCluster]:
+    """A module's cluster with the simulators on every node (node k gets ``state_for(k)``), removed after."""
+    for built in cluster_fixture(tmp_path_factory, size=size, name=name, subnet=subnet):
+        for k, node in enumerate(built.nodes, start=1):
+            install(built, node, state_for(k))
+        try:
+            yield built
+        finally:
+            for node in built.nodes:
+                uninstall(built, node)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ascend_sim import healthy_state, install, uninstall, write_state
+from ascend_sim import healthy_state, install, simulated_cluster, uninstall, write_state
 from conftest import cluster_fixture
 from netns_cluster import NetnsCluster
 
@@ -35,14 +35,7 @@ def state(k: int) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsCluster]:
-    for built in cluster_fixture(tmp_path_factory, size=4, name="pfhlink", subnet=14):
-        for k, node in enumerate(built.nodes, start=1):
-            install(built, node, state(k))
-        try:
-            yield built
-        finally:
-            for node in built.nodes:
-                uninstall(built, node)
+    yield from simulated_cluster(cluster_fixture, tmp_path_factory, 4, "pfhlink", 14, state)
 
 
 def run(cluster: NetnsCluster, tmp_path: Path, accelerator: str = "npu") -> tuple[int, list[dict[str, Any]]]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from ascend_sim import healthy_state, install, uninstall, write_state
+from ascend_sim import healthy_state, install, simulated_cluster, uninstall, write_state
 from conftest import cluster_fixture
 from netns_cluster import NetnsCluster
 
@@ -192,14 +192,7 @@ def node_state(k: int, unreachable: set[str] | None = None) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsCluster]:
-    for built in cluster_fixture(tmp_path_factory, size=4, name="pfhreach", subnet=15):
-        for k, node in enumerate(built.nodes, start=1):
-            install(built, node, node_state(k))
-        try:
-            yield built
-        finally:
-            for node in built.nodes:
-                uninstall(built, node)
+    yield from simulated_cluster(cluster_fixture, tmp_path_factory, 4, "pfhreach", 15, node_state)
 
 
 def run(cluster: NetnsCluster, tmp_path: Path, **params: Any) -> tuple[int, list[dict[str, Any]]]:
