@@ -24,6 +24,7 @@ from rich.text import Text
 
 from preflight import __version__, recorder
 from preflight.checks import all_checks, known_params
+from preflight.commands import register_all
 from preflight.engine import Engine, HostGather, RunOptions
 from preflight.inventory import InventoryError, load_inventory, local_inventory
 from preflight.model import Report, Status
@@ -236,6 +237,9 @@ def list_checks() -> None:
 def version() -> None:
     """Print the version."""
     print(__version__)
+
+
+register_all(app)
 
 
 def main() -> None:
