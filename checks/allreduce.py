@@ -1,7 +1,8 @@
 """allreduce: real all_reduce traffic between device pairs; finds the slow link and the host behind it.
 
 Host pairs run in rounds (round-robin circle method: n-1 rounds for n hosts, disjoint pairs in
-parallel, each on its own port); device k talks to device k of the partner, and with more than
+parallel, each on its own port; beyond ``all_pairs_max_hosts`` hosts, or when asked with ``pattern``,
+ring neighbours or k random matchings instead); device k talks to device k of the partner, and with more than
 one device per host every two local devices also pair up. The worker (preflight.allreduce.worker)
 is shipped in the probe command and started under ``env -i`` (no inherited NCCL_*/HCCL_*), with
 ``NCCL_ALGO=Ring`` on gpu. Backend: hccl on npu, nccl on gpu, gloo on cpu (one rank per slot).
@@ -24,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from preflight.allreduce.schedule import Pair, plan
+from preflight.allreduce.schedule import PATTERNS, Pair, plan
 from preflight.allreduce.verdict import judge, merge, parse_lines
 from preflight.allreduce.worker import WORKER
 from preflight.batch import Probe, ProbeOutput
@@ -49,6 +50,7 @@ class AllreduceCheck(ActiveCheck):
     params: ClassVar[Mapping[str, Any]] = {
         "sizes_mib": [1, 4, 16, 64], "warmup": 2, "iters": 5, "trials": 3, "budget_s": 5.0,
         "init_timeout_s": 15.0, "base_port": 29600, "fraction": 0.8, "floor_gbps": 0.0,
+        "pattern": "auto", "all_pairs_max_hosts": 16, "matchings": 3, "seed": 0,
     }
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
@@ -71,10 +73,26 @@ class AllreduceCheck(ActiveCheck):
     def usable(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[str]:
         return [h.name for h in ctx.hosts if facts.get(h.name, {}).get("torch") is True]
 
+    def host_pattern(self, n_hosts: int, ctx: EvalContext) -> str:
+        """The inter-host pattern that runs: ``auto`` is every pair up to all_pairs_max_hosts, then matchings.
+
+        >>> ctx = EvalContext(ClusterSpec(), [], dict(AllreduceCheck.params))
+        >>> AllreduceCheck().host_pattern(16, ctx), AllreduceCheck().host_pattern(17, ctx)
+        ('all', 'matchings')
+        """
+        wanted = str(ctx.params.get("pattern", "auto"))
+        if wanted == "auto":
+            return "all" if n_hosts <= int(ctx.params.get("all_pairs_max_hosts", 16)) else "matchings"
+        return wanted
+
     def rounds(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[list[Pair]]:
         devices = max(1, int(ctx.cluster.devices_per_host or 1))
-        return plan(self.usable(facts, ctx), devices, int(ctx.params.get("base_port", 29600)),
-                    avoid=[ctx.cluster.master_port])
+        hosts = self.usable(facts, ctx)
+        pattern = self.host_pattern(len(hosts), ctx)
+        if pattern not in PATTERNS:
+            return []
+        return plan(hosts, devices, int(ctx.params.get("base_port", 29600)), avoid=[ctx.cluster.master_port],
+                    pattern=pattern, k=int(ctx.params.get("matchings", 3)), seed=int(ctx.params.get("seed", 0)))
 
     def probe_timeout(self, ctx: EvalContext) -> float:
         """Torch import allowance + rendezvous + budget (the budget may be overrun by one size)."""
@@ -121,10 +139,14 @@ class AllreduceCheck(ActiveCheck):
             found.append(Step(background={}, foreground=foreground, timeout=timeout + 10))
         return found
 
-    def pattern(self, ctx: EvalContext) -> str:
+    def pattern(self, n_hosts: int, ctx: EvalContext) -> str:
+        """Says which pairs ran, e.g. ``every host pair (circle schedule), device k <-> device k``."""
         devices = max(1, int(ctx.cluster.devices_per_host or 1))
-        text = "every host pair (circle schedule), device k <-> device k"
-        return text + (", and every local device pair" if devices > 1 else "")
+        pattern = self.host_pattern(n_hosts, ctx)
+        text = {"all": "every host pair (circle schedule)", "ring": "ring neighbours (2 partners per host)",
+                "matchings": f"{ctx.params.get('matchings', 3)} random matchings (seed {ctx.params.get('seed', 0)}, "
+                             f"{ctx.params.get('matchings', 3)} partners per host)"}[pattern]
+        return text + ", device k <-> device k" + (", and every local device pair" if devices > 1 else "")
 
     # --- judging (pure) ---
 
@@ -138,6 +160,12 @@ class AllreduceCheck(ActiveCheck):
                                         f"allreduce.run: cannot run all_reduce on {host.name}: {why}",
                                         observed=why, expected="torch importable",
                                         remedy=f"{host.python} -m pip install torch  (or set `python:` in hosts.yaml)"))
+        wanted = self.host_pattern(len(self.usable(facts, ctx)), ctx)
+        if wanted not in PATTERNS:
+            return findings + [finding("allreduce.run", None, Status.ERROR,
+                                       f"allreduce.run: unknown pattern {wanted!r}",
+                                       observed=wanted, expected=f"auto or one of {', '.join(PATTERNS)}",
+                                       remedy="set checks: {allreduce: {pattern: auto}} in hosts.yaml")]
         rounds = self.rounds(facts, ctx)
         if not rounds:
             return findings + [finding("allreduce.run", None, Status.SKIP,
@@ -149,4 +177,5 @@ class AllreduceCheck(ActiveCheck):
         pairs = [p for r in rounds[:len(outcomes)] for p in r]
         results = merge(pairs, lines, self.probe_timeout(ctx))
         return findings + judge(results, self.usable(facts, ctx), float(ctx.params.get("fraction", 0.8)),
-                                float(ctx.params.get("floor_gbps", 0.0)), self.pattern(ctx))
+                                float(ctx.params.get("floor_gbps", 0.0)),
+                                self.pattern(len(self.usable(facts, ctx)), ctx))

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from itertools import combinations
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from preflight.allreduce.schedule import Pair, circle_rounds, plan
+from preflight.allreduce.schedule import Pair, circle_rounds, matching_rounds, plan, ring_rounds
 from preflight.allreduce.verdict import merge, parse_lines
 from preflight.batch import ProbeOutput
 from preflight.checks.allreduce import AllreduceCheck
@@ -59,18 +60,20 @@ def line(pair: Pair, rank: int, busbw: float, correct: bool = True, error: str |
     return json.dumps({"pair": pair.index, "rank": rank, "sizes": [] if error else sizes, "error": error})
 
 
-def run(ctx: EvalContext, speed: dict[frozenset[str], float], errors: frozenset[frozenset[str]] = frozenset(),
+def run(ctx: EvalContext, speed: dict[frozenset[str], float] | Callable[[Pair], float],
+        errors: frozenset[frozenset[str]] = frozenset(),
         wrong: frozenset[frozenset[str]] = frozenset()) -> list[Finding]:
-    """Judge a simulated run: pair (host set) -> busbw; pairs in ``errors`` print an error."""
+    """Judge a simulated run: pair (host set, or a function of the pair) -> busbw; pairs in ``errors`` fail."""
     facts = torch_facts(ctx)
     outcomes = []
     for pairs in CHECK.rounds(facts, ctx):
         text: dict[str, list[str]] = {}
         for p in pairs:
             key = frozenset((p.host, p.peer))
+            busbw = speed(p) if callable(speed) else speed.get(key, 1.0)
             for rank, host in ((0, p.host), (1, p.peer)):
                 err = "DistStoreError: timed out" if key in errors else None
-                text.setdefault(host, []).append(line(p, rank, speed.get(key, 1.0), key not in wrong, err))
+                text.setdefault(host, []).append(line(p, rank, busbw, key not in wrong, err))
         outcomes.append(StepOutcome({}, {h: {"ranks": ProbeOutput("\n".join(t) + "\n")} for h, t in text.items()}))
     return CHECK.judge(facts, outcomes, ctx)
 
@@ -200,3 +203,92 @@ def test_single_host_is_skipped() -> None:
 def test_not_run_by_default_only_when_asked() -> None:
     assert AllreduceCheck.by_default is False
     assert AllreduceCheck().selected_by("allreduce") and AllreduceCheck().selected_by("allreduce.busbw")
+
+
+@given(st.integers(min_value=2, max_value=33))
+def test_ring_rounds_give_every_host_its_two_neighbours(n: int) -> None:
+    rounds = ring_rounds(n)
+    for r in rounds:
+        members = [h for p in r for h in p]
+        assert len(members) == len(set(members)), "a host twice in one round"
+    edges = [frozenset(p) for r in rounds for p in r]
+    assert len(edges) == len(set(edges)) == (1 if n == 2 else n)
+    assert set(edges) == {frozenset((i, (i + 1) % n)) for i in range(n)}
+    assert len(rounds) <= (2 if n % 2 == 0 else 3)
+
+
+@given(st.integers(min_value=2, max_value=33), st.integers(min_value=1, max_value=5),
+       st.integers(min_value=0, max_value=1000))
+def test_matchings_never_repeat_a_pair(n: int, k: int, seed: int) -> None:
+    rounds = matching_rounds(n, k, seed)
+    assert len(rounds) == min(k, n - 1 if n % 2 == 0 else n)
+    for r in rounds:
+        members = [h for p in r for h in p]
+        assert len(members) == len(set(members)) and len(r) == n // 2
+    edges = [frozenset(p) for r in rounds for p in r]
+    assert len(edges) == len(set(edges))
+    assert matching_rounds(n, k, seed) == rounds  # the same seed plans the same pairs (steps and judge agree)
+
+
+def test_large_cluster_runs_matchings_and_says_so() -> None:
+    ctx = context(20)
+    assert len(CHECK.rounds(torch_facts(ctx), ctx)) == 3  # 3 matchings instead of 19 circle rounds
+    findings = run(ctx, {})
+    assert {f.status for f in findings} == {Status.PASS}
+    assert len([f for f in findings if f.check == "allreduce.pair"]) == 30
+    assert all("3 random matchings" in f.message for f in findings if f.check == "allreduce.busbw")
+    small = context(4, pattern="all", all_pairs_max_hosts=2)
+    assert len(CHECK.rounds(torch_facts(small), small)) == 3
+
+
+def test_ring_pattern_still_names_the_suspect_host() -> None:
+    ctx = context(6, pattern="ring")
+    assert len(CHECK.rounds(torch_facts(ctx), ctx)) == 2
+    findings = run(ctx, lambda p: 0.1 if "n4" in (p.host, p.peer) else 1.0)
+    assert statuses(findings, "allreduce.busbw") == {f"n{i}": Status.FAIL if i == 4 else Status.PASS
+                                                    for i in range(1, 7)}
+    suspect = [f for f in findings if f.status == Status.FAIL and f.peer is None]
+    assert [(f.host, f.device) for f in suspect] == [("n4", None)] and "ring neighbours" not in suspect[0].message
+    assert all("ring neighbours" in f.message for f in findings if f.check == "allreduce.run")
+
+
+def test_unknown_pattern_is_an_error_not_a_silent_skip() -> None:
+    ctx = context(3, pattern="star")
+    findings = CHECK.judge(torch_facts(ctx), [], ctx)
+    assert [(f.check, f.status) for f in findings] == [("allreduce.run", Status.ERROR)]
+    assert "'star'" in findings[0].message
+
+
+def test_one_slow_device_is_named_not_its_whole_host() -> None:
+    """Device 1 of n2 is slow with device 1 of every other host; its device 0 and the others are fine."""
+    ctx = context(4, devices=2)
+    findings = run(ctx, lambda p: 0.1 if p.kind == "inter" and ("n2", 1) in
+                   ((p.host, p.device), (p.peer, p.peer_device)) else 1.0)
+    fails = [f for f in findings if f.status == Status.FAIL]
+    suspect = [f for f in fails if f.peer is None]
+    assert [(f.host, f.device) for f in suspect] == [("n2", 1)]
+    assert "device 1 of n2 is slow with every partner (3/3" in suspect[0].message
+    pairs = [f for f in fails if f.peer is not None]
+    assert len(pairs) == 3 and all(f.host == "n2" and f.device == 1 and f.peer_device == 1 for f in pairs)
+    assert all("caused by suspect device 1 of n2" in f.message for f in pairs)
+    assert statuses(findings, "allreduce.busbw") == {"n1": Status.PASS, "n2": Status.FAIL, "n3": Status.PASS,
+                                                    "n4": Status.PASS}
+
+
+def test_host_with_every_device_slow_is_the_suspect_host() -> None:
+    ctx = context(4, devices=2)
+    findings = run(ctx, lambda p: 0.1 if p.kind == "inter" and "n3" in (p.host, p.peer) else 1.0)
+    suspect = [f for f in findings if f.status == Status.FAIL and f.peer is None]
+    assert [(f.host, f.device) for f in suspect] == [("n3", None)]
+    assert "n3 is slow with every partner (6/6" in suspect[0].message
+
+
+def test_device_slow_with_every_local_partner() -> None:
+    ctx = context(2, devices=4)
+    findings = run(ctx, lambda p: 0.1 if p.kind == "intra" and p.host == "n1" and 2 in (p.device, p.peer_device)
+                   else 1.0)
+    suspect = [f for f in findings if f.status == Status.FAIL and f.peer is None]
+    assert [(f.host, f.device) for f in suspect] == [("n1", 2)]
+    pairs = [f for f in findings if f.status == Status.FAIL and f.peer is not None]
+    assert sorted((f.device, f.peer_device) for f in pairs) == [(2, 0), (2, 1), (2, 3)]
+    assert all(f.host == "n1" == f.peer for f in pairs)

@@ -1,9 +1,15 @@
 """Which device pairs run all_reduce together, and in which rounds.
 
-Inter-host pairs come from the round-robin circle method: n hosts need n-1 rounds (n when n is
-odd: one host sits out each round), every host is in at most one pair per round and every host
-pair meets exactly once. Device k of a host talks to device k of its partner. Intra-host pairs
-(every two devices of one host) use the same method over the devices, on all hosts at once.
+Inter-host pairs come from one of three patterns (``host_rounds``):
+
+- ``all``: the round-robin circle method: n hosts need n-1 rounds (n when n is odd: one host sits
+  out each round), every host is in at most one pair per round and every host pair meets once;
+- ``ring``: each host with its two ring neighbours (n pairs in 2 rounds, 3 when n is odd);
+- ``matchings``: k rounds of the circle method over a shuffled host order: k random perfect
+  matchings that never repeat a pair (k partners per host).
+
+Device k of a host talks to device k of its partner. Intra-host pairs (every two devices of one
+host) use the circle method over the devices, on all hosts at once.
 
 >>> circle_rounds(4)
 [[(0, 3), (1, 2)], [(0, 2), (3, 1)], [(0, 1), (2, 3)]]
@@ -13,6 +19,7 @@ pair meets exactly once. Device k of a host talks to device k of its partner. In
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -29,6 +36,58 @@ def circle_rounds(n: int) -> list[list[tuple[int, int]]]:
         rounds.append([(a, b) for a, b in pairs if a < n and b < n])
         ring = [ring[0], ring[-1], *ring[1:-1]]
     return rounds
+
+
+def ring_rounds(n: int) -> list[list[tuple[int, int]]]:
+    """Rounds of disjoint pairs covering the ring edges (i, i+1 mod n) once each.
+
+    >>> ring_rounds(4)
+    [[(0, 1), (2, 3)], [(1, 2), (3, 0)]]
+    >>> ring_rounds(5)
+    [[(0, 1), (2, 3)], [(1, 2), (3, 4)], [(4, 0)]]
+    >>> ring_rounds(2), ring_rounds(1)
+    ([[(0, 1)]], [])
+    """
+    if n < 2:
+        return []
+    if n == 2:
+        return [[(0, 1)]]
+    edges = [(i, (i + 1) % n) for i in range(n)]
+    body = n - n % 2  # with n odd, the closing edge (n-1, 0) touches both rounds' hosts: a round of its own
+    rounds = [edges[0:body:2], edges[1:body:2]]
+    if n % 2:
+        rounds.append([edges[n - 1]])
+    return rounds
+
+
+def matching_rounds(n: int, k: int, seed: int) -> list[list[tuple[int, int]]]:
+    """k random perfect matchings of ``range(n)`` (a bye when n is odd) with no pair repeated.
+
+    >>> rounds = matching_rounds(6, 2, seed=1)
+    >>> len(rounds), [len(r) for r in rounds]
+    (2, [3, 3])
+    >>> len({frozenset(p) for r in rounds for p in r})
+    6
+    """
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    return [[(order[a], order[b]) for a, b in meeting] for meeting in circle_rounds(n)[:max(0, k)]]
+
+
+PATTERNS = ("all", "ring", "matchings")
+
+
+def host_rounds(n: int, pattern: str, k: int = 3, seed: int = 0) -> list[list[tuple[int, int]]]:
+    """The inter-host rounds of ``pattern`` (one of PATTERNS) over ``range(n)``.
+
+    >>> [len(host_rounds(8, p)) for p in PATTERNS]
+    [7, 2, 3]
+    """
+    if pattern == "ring":
+        return ring_rounds(n)
+    if pattern == "matchings":
+        return matching_rounds(n, k, seed)
+    return circle_rounds(n)
 
 
 @dataclass(frozen=True)
@@ -49,8 +108,9 @@ class Pair:
         return f"{self.host}:{self.device}<->{self.peer}:{self.peer_device}"
 
 
-def plan(hosts: Sequence[str], devices: int, base_port: int, avoid: Sequence[int] = ()) -> list[list[Pair]]:
-    """Rounds of pairs: the inter-host rounds, then the intra-host rounds (only when devices > 1).
+def plan(hosts: Sequence[str], devices: int, base_port: int, avoid: Sequence[int] = (), pattern: str = "all",
+         k: int = 3, seed: int = 0) -> list[list[Pair]]:
+    """Rounds of pairs: the inter-host rounds of ``pattern``, then the intra-host rounds (when devices > 1).
 
     Every pair gets its own port, counting up from ``base_port`` and skipping ``avoid``.
 
@@ -62,7 +122,7 @@ def plan(hosts: Sequence[str], devices: int, base_port: int, avoid: Sequence[int
     ports = _ports(base_port, set(avoid))
     rounds: list[list[Pair]] = []
     index = 0
-    for meeting in circle_rounds(len(hosts)):
+    for meeting in host_rounds(len(hosts), pattern, k, seed):
         current = []
         for a, b in meeting:
             for k in range(devices):

@@ -132,19 +132,10 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
         if r.figure < fraction * medians[r.pair.index] or (floor_gbps > 0 and r.figure < floor_gbps):
             slow.append(r)
     slow_ids = {r.pair.index for r in slow}
-    partners: dict[str, set[str]] = defaultdict(set)
-    slow_partners: dict[str, set[str]] = defaultdict(set)
-    for r in measured:
-        if r.pair.kind != "inter":
-            continue
-        for a, b in ((r.pair.host, r.pair.peer), (r.pair.peer, r.pair.host)):
-            partners[a].add(b)
-            if r.pair.index in slow_ids:
-                slow_partners[a].add(b)
-    suspects = {h for h in hosts if len(partners[h]) >= 2 and slow_partners[h] == partners[h]}
+    suspects, bad_devices = _suspects(measured, slow_ids, hosts)
     failed_busbw: set[str] = set()
     for h in sorted(suspects, key=hosts.index):
-        share = f"{len(slow_partners[h])}/{len(partners[h])}"
+        share = suspects[h]
         findings.append(Finding(
             "allreduce.busbw", h, Status.FAIL,
             f"allreduce.busbw: {h} is slow with every partner ({share} pairs below {fraction:g} x median): "
@@ -152,19 +143,32 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
             observed=f"slow with {share} partners", expected=f">= {fraction:g} x median busbw",
             remedy=f"on {h}: ethtool <iface>; tc qdisc show; check link speed and errors (ip -s link)"))
         failed_busbw.add(h)
+    for (h, d), share in sorted(bad_devices.items(), key=lambda item: (hosts.index(item[0][0]), item[0][1])):
+        findings.append(Finding(
+            "allreduce.busbw", h, Status.FAIL,
+            f"allreduce.busbw: device {d} of {h} is slow with every partner ({share} pairs below {fraction:g} x "
+            f"median) while its other devices are not: suspect that device's link (its NIC port, cable or "
+            f"switch port)", device=d,
+            observed=f"device {d} slow with {share} partners", expected=f">= {fraction:g} x median busbw",
+            remedy=f"on {h}: check device {d}'s port (Ascend: hccn_tool -i {d} -link -g; "
+                   f"GPU: ibstat / ip -s link for its NIC)"))
+        failed_busbw.add(h)
     for r in slow:
         p = r.pair
         figure = (f"busbw {r.figure:.3g} GB/s (algbw {r.algbw[r.size]:.3g}) at {_size(r.size)} "
                   f"(median {medians[p.index]:.3g} of {p.kind}-host pairs)")
-        culprit = p.host if p.host in suspects else p.peer if p.peer in suspects else None
+        culprit = _culprit(p, suspects, bad_devices)
         if culprit is not None:
-            other = p.peer if culprit == p.host else p.host
-            devices = (p.device, p.peer_device) if culprit == p.host else (p.peer_device, p.device)
+            leader = culprit[0] == p.host and culprit[1] in (None, p.device)  # the culprit is rank 0's side
+            other = p.peer if leader else p.host
+            devices = (p.device, p.peer_device) if leader else (p.peer_device, p.device)
+            what = f"suspect host {culprit[0]}" if culprit[1] is None else \
+                f"suspect device {culprit[1]} of {culprit[0]}"
             findings.append(Finding(
-                "allreduce.busbw", culprit, Status.FAIL,
-                f"allreduce.busbw: pair {p.label} slow: {figure}; caused by suspect host {culprit}",
+                "allreduce.busbw", culprit[0], Status.FAIL,
+                f"allreduce.busbw: pair {p.label} slow: {figure}; caused by {what}",
                 observed=figure, expected=f">= {fraction:g} x median", peer=other, device=devices[0],
-                peer_device=devices[1], remedy=f"fix {culprit} first (see its own finding)", **_figures(r)))
+                peer_device=devices[1], remedy=f"fix {culprit[0]} first (see its own finding)", **_figures(r)))
             continue
         what = "link problem between" if p.kind == "inter" else "slow device pair on"
         where = f"{p.host} and {p.peer}" if p.kind == "inter" else p.host
@@ -207,8 +211,57 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
     for host in hosts:
         if host not in errored and any(host in (r.pair.host, r.pair.peer) for r in results):
             findings.append(Finding("allreduce.run", host, Status.PASS,
-                                    f"allreduce.run: every pair led by {host} completed"))
+                                    f"allreduce.run: every pair led by {host} completed ({pattern})"))
     return findings
+
+
+Endpoint = tuple[str, int]  # (host, device)
+
+
+def _suspects(measured: Sequence[PairResult], slow_ids: set[int],
+              hosts: Sequence[str]) -> tuple[dict[str, str], dict[Endpoint, str]]:
+    """Hosts and devices slow with every partner (at least two), with their "slow/all" share.
+
+    Every device of a pair is an endpoint, judged separately over its inter-host and its intra-host
+    partners: it is bad when two or more partners of that kind are all slow with it. A host is the
+    suspect when all its endpoints are bad for one kind (its NIC for inter, its bus for intra);
+    otherwise its bad endpoints are suspect devices. With one device per host this is the host rule:
+    slow with every partner host.
+    """
+    hosts_bad: dict[str, str] = {}
+    devices_bad: dict[Endpoint, str] = {}
+    for kind in ("inter", "intra"):
+        partners: dict[Endpoint, set[Endpoint]] = defaultdict(set)
+        slow_with: dict[Endpoint, set[Endpoint]] = defaultdict(set)
+        for r in measured:
+            p = r.pair
+            if p.kind != kind:
+                continue
+            for a, b in (((p.host, p.device), (p.peer, p.peer_device)),
+                         ((p.peer, p.peer_device), (p.host, p.device))):
+                partners[a].add(b)
+                if p.index in slow_ids:
+                    slow_with[a].add(b)
+        bad = {e for e, peers in partners.items() if len(peers) >= 2 and slow_with[e] == peers}
+        for h in hosts:
+            mine = [e for e in partners if e[0] == h]
+            if mine and all(e in bad for e in mine):
+                slow_n = sum(len(slow_with[e]) for e in mine)
+                hosts_bad.setdefault(h, f"{slow_n}/{sum(len(partners[e]) for e in mine)}")
+            else:
+                devices_bad.update({e: f"{len(slow_with[e])}/{len(partners[e])}" for e in mine if e in bad})
+    return hosts_bad, {e: share for e, share in devices_bad.items() if e[0] not in hosts_bad}
+
+
+def _culprit(pair: Pair, hosts_bad: dict[str, str],
+             devices_bad: dict[Endpoint, str]) -> tuple[str, int | None] | None:
+    """(host, None) for a suspect host, (host, device) for a suspect device of ``pair``, else None."""
+    for host, device in ((pair.host, pair.device), (pair.peer, pair.peer_device)):
+        if host in hosts_bad:
+            return host, None
+        if (host, device) in devices_bad:
+            return host, device
+    return None
 
 
 def _size(n: int) -> str:
