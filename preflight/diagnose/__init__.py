@@ -1,0 +1,1 @@
+"""``preflight diagnose``: check every assumption of one launch line on the live hosts, then dry-run it."""
