@@ -2,8 +2,9 @@
 
 Every node is a network namespace attached to a bridge in the root namespace and runs its own
 OpenSSH ``sshd`` in a private UTS namespace (own hostname) and a private mount namespace
-(``/etc/netns/<ns>/*`` bound over ``/etc/*`` by ``ip netns exec``, and ``workdir/<node>/ascend``
-bound over ``/usr/local/Ascend``).  Needs root, iproute2, util-linux and openssh-server.
+(``/etc/netns/<ns>/*`` bound over ``/etc/*`` by ``ip netns exec``, ``workdir/<node>/ascend``
+bound over ``/usr/local/Ascend``, and ``workdir/<node>/nvidia`` over ``/usr/local/nvidia``).
+Needs root, iproute2, util-linux and openssh-server.
 
 Library use (e.g. from a pytest fixture)::
 
@@ -41,6 +42,9 @@ ASCEND_MOUNTPOINT = Path("/usr/local/Ascend")
 _SHELL_STARTUP_FILES = ("/root/.bashrc", "/root/.profile", "/root/.bash_profile", "/root/.bash_login")
 # Present while /usr/local/Ascend exists only because a cluster created it (removed again by down()).
 _ASCEND_MARKER = Path("/run/preflight-netns-cluster-created-usr-local-ascend")
+# Optional: each node's own /usr/local/nvidia (NVIDIA container toolkit layout: bin/nvidia-smi) for GPU simulators.
+NVIDIA_MOUNTPOINT = Path("/usr/local/nvidia")
+_NVIDIA_MARKER = Path("/run/preflight-netns-cluster-created-usr-local-nvidia")
 _NETNS_ETC = Path("/etc/netns")
 _PRIVSEP_DIR = Path("/run/sshd")
 _SSH_PORT = 22
@@ -190,6 +194,10 @@ class NetnsCluster:
         """Directory bind-mounted over /usr/local/Ascend for the node's sshd and its sessions."""
         return self._node_dir(self._resolve(node)) / "ascend"
 
+    def nvidia_root(self, node: NodeRef) -> Path:
+        """Directory bind-mounted over /usr/local/nvidia for the node's sshd and its sessions (when it exists)."""
+        return self._node_dir(self._resolve(node)) / "nvidia"
+
     # ----------------------------------------------------------------- lifecycle
 
     def __enter__(self) -> NetnsCluster:  # noqa: PYI034 (typing.Self needs 3.11)
@@ -248,6 +256,7 @@ class NetnsCluster:
             except OSError:
                 pass
         self._maybe_remove_ascend_mountpoint()
+        _remove_created_mountpoint(NVIDIA_MOUNTPOINT, _NVIDIA_MARKER)
         self.state_file.unlink(missing_ok=True)
 
     # ----------------------------------------------------------------- node operations
@@ -299,6 +308,22 @@ class NetnsCluster:
         shutil.copy2(f"{key}.orig.pub", f"{key}.pub")
         self.stop_sshd(node)
         self.start_sshd(node)
+
+    def hide_binary(self, node: NodeRef, path: str) -> None:
+        """Make ``path`` (e.g. /usr/bin/ss) an empty non-executable file for the node's SSH sessions only.
+
+        Bind-mounts over it inside the node's private mount namespace (its sshd's); undo with ``unhide_binary``.
+        """
+        node = self._resolve(node)
+        empty = self._node_dir(node) / "hidden-binary"
+        empty.write_text("")
+        empty.chmod(0o644)
+        _run(["nsenter", "-t", str(self._pids[node.name]), "-m", "--", "mount", "--bind", str(empty), path])
+
+    def unhide_binary(self, node: NodeRef, path: str) -> None:
+        """Undo ``hide_binary`` (no error if it was not hidden)."""
+        node = self._resolve(node)
+        _run(["nsenter", "-t", str(self._pids[node.name]), "-m", "--", "umount", path], check=False)
 
     def set_etc_file(self, node: NodeRef, filename: str, content: str) -> None:
         """Write /etc/netns/<ns>/<filename>, seen as /etc/<filename> by later sessions on the node.
@@ -370,6 +395,7 @@ class NetnsCluster:
             path.unlink(missing_ok=True)
         for node in self.nodes:
             self.ascend_root(node).mkdir(parents=True)
+            self.nvidia_root(node).mkdir(parents=True)
 
         keys = [self.client_key] + [self._host_key(n) for n in self.nodes]
         _run_parallel([(_keygen_argv(k), None) for k in keys])
@@ -397,6 +423,12 @@ class NetnsCluster:
         if not ASCEND_MOUNTPOINT.exists():
             ASCEND_MOUNTPOINT.mkdir(parents=True)
             _ASCEND_MARKER.touch()
+        if not NVIDIA_MOUNTPOINT.exists():
+            try:
+                NVIDIA_MOUNTPOINT.mkdir(parents=True)
+                _NVIDIA_MARKER.touch()
+            except OSError:
+                pass  # optional: the nodes then see the machine's /usr/local (no GPU simulators)
 
     def _sshd_config_text(self, node: Node) -> str:
         d = self._node_dir(node)
@@ -448,6 +480,8 @@ class NetnsCluster:
                           for f in _SHELL_STARTUP_FILES)
         script = (f"hostname {shlex.quote(node.name)}"
                   f" && mount --bind {shlex.quote(str(self.ascend_root(node)))} {ASCEND_MOUNTPOINT}"
+                  f" && {{ [ ! -d {NVIDIA_MOUNTPOINT} ] || mount --bind {shlex.quote(str(self.nvidia_root(node)))}"
+                  f" {NVIDIA_MOUNTPOINT} || true; }}"
                   f"{hide_rc}"
                   f" && exec {sshd} -D -e -f {shlex.quote(str(self._sshd_config(node)))}")
         with open(self._node_dir(node) / "sshd.log", "ab") as log:
@@ -597,6 +631,21 @@ def _mounted_anywhere(path: Path) -> bool:
         except OSError:
             continue
     return False
+
+
+def _remove_created_mountpoint(mountpoint: Path, marker: Path) -> None:
+    """Remove ``mountpoint`` if a cluster created it (``marker``), it is empty, and nothing mounts on it."""
+    if not marker.exists():
+        return
+    try:
+        if any(mountpoint.iterdir()) or _mounted_anywhere(mountpoint):
+            return
+        mountpoint.rmdir()
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return
+    marker.unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> int:
