@@ -107,13 +107,13 @@ class FirewallCheck(Check):
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
         return [
-            Probe("iptables", _for(_IPTABLES, "iptables"), timeout=10),
-            Probe("ip6tables", _for(_IPTABLES, "ip6tables"), timeout=10),
-            Probe("iptables_legacy", _for(_LEGACY, "iptables"), timeout=10),
-            Probe("ip6tables_legacy", _for(_LEGACY, "ip6tables"), timeout=10),
-            Probe("nft", _NFT, timeout=10),
-            Probe("ufw", _UFW, timeout=10),
-            Probe("firewalld", _FIREWALLD, timeout=15),
+            Probe("iptables", _for(_IPTABLES, "iptables"), timeout=10, root=True),
+            Probe("ip6tables", _for(_IPTABLES, "ip6tables"), timeout=10, root=True),
+            Probe("iptables_legacy", _for(_LEGACY, "iptables"), timeout=10, root=True),
+            Probe("ip6tables_legacy", _for(_LEGACY, "ip6tables"), timeout=10, root=True),
+            Probe("nft", _NFT, timeout=10, root=True),
+            Probe("ufw", _UFW, timeout=10, root=True),
+            Probe("firewalld", _FIREWALLD, timeout=15, root=True),
             Probe("addresses", _ADDRESSES, timeout=5),
             Probe("port_range", _PORT_RANGE, timeout=5),
         ]

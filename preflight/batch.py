@@ -2,7 +2,9 @@
 
 Each probe runs under ``timeout`` in its own process group with stdin closed, its stdout and
 stderr captured to files and then printed between marker lines that carry a per-run random nonce,
-so no probe output can forge a marker.
+so no probe output can forge a marker. A watchdog ends the script (and the running probe's process
+group) when its parent (the SSH session) goes away, so an interrupted run leaves nothing on a node.
+A probe with ``root=True`` runs under ``sudo -n`` when the run asks for it (``as_root``).
 
 >>> script = build_script([Probe("hi", "echo hello")], nonce="N")
 >>> run = subprocess.run(["sh", "-s"], input=script.encode(), capture_output=True)
@@ -34,6 +36,7 @@ class Probe:
     key: str
     command: str
     timeout: float = 10.0
+    root: bool = False  # needs root to see everything (iptables, nft...): run under `sudo -n` with --sudo
 
 
 @dataclass(frozen=True)
@@ -58,17 +61,21 @@ NOT_RUN = ProbeOutput(stdout="", stderr="not run: the host did not finish in tim
 
 _PRELUDE = r"""
 PF_T=$(mktemp -d 2>/dev/null) || { PF_T=/tmp/preflight.$$; mkdir -m 700 "$PF_T" || exit 97; }
-trap 'rm -rf "$PF_T"' EXIT
-trap 'exit 130' INT TERM HUP
-if command -v timeout >/dev/null 2>&1; then
-  pf_timed() { timeout -k 2 "$@"; }
-else
-  pf_timed() { shift; "$@"; }
-fi
+PF_P=$PPID
+PF_C=
+( while kill -0 "$PF_P" 2>/dev/null; do sleep 1; done; kill -TERM $$ 2>/dev/null ) </dev/null >/dev/null 2>&1 &
+PF_W=$!
+trap 'kill "$PF_W" 2>/dev/null; rm -rf "$PF_T"' EXIT
+trap '[ -z "$PF_C" ] || kill -TERM "$PF_C" 2>/dev/null; exit 130' INT TERM HUP
+if command -v timeout >/dev/null 2>&1; then PF_TO=1; else PF_TO=; fi
 pf_run() {
   printf '%s BEGIN %s\n' "$PF_M" "$1"
-  pf_timed "$2" sh -c "$3" >"$PF_T/o" 2>"$PF_T/e" </dev/null
+  ( if [ -n "$PF_TO" ]; then exec timeout -k 2 "$2" sh -c "$3"; else exec sh -c "$3"; fi ) \
+    >"$PF_T/o" 2>"$PF_T/e" </dev/null &
+  PF_C=$!
+  wait "$PF_C"
   pf_rc=$?
+  PF_C=
   head -c {limit} "$PF_T/o"
   printf '\n%s STDERR %s\n' "$PF_M" "$1"
   head -c {limit} "$PF_T/e"
@@ -79,6 +86,19 @@ pf_run() {
 
 def new_nonce() -> str:
     return secrets.token_hex(8)
+
+
+def as_root(command: str) -> str:
+    """``command`` run as root: directly when already root, else through ``sudo -n`` (never a password prompt).
+
+    >>> subprocess.run(["sh", "-c", as_root("echo hi")], capture_output=True).returncode in (0, 1)
+    True
+    """
+    quoted = shlex.quote(command)
+    return f'if [ "$(id -u)" = 0 ]; then exec sh -c {quoted}; else exec sudo -n sh -c {quoted}; fi'
+
+
+SUDO_CHECK = 'if [ "$(id -u)" = 0 ]; then echo root; else sudo -n true && echo sudo; fi'
 
 
 def build_script(probes: Sequence[Probe], nonce: str) -> str:
