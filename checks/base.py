@@ -42,6 +42,8 @@ class Check(abc.ABC):
     order: ClassVar[int] = 50  # position in reports and `list-checks`
     needs: ClassVar[tuple[str, ...]] = ()  # families whose facts ``evaluate`` reads via ctx.other_facts
     by_default: ClassVar[bool] = True  # False: runs only when --checks names it (costly active tests)
+    # "node": judged from this host alone (run by `preflight node`); "cluster": needs the other hosts.
+    scope: ClassVar[str] = "node"
 
     @property
     def ident(self) -> str:
@@ -123,6 +125,8 @@ class ActiveCheck(Check):
     ``steps`` (pure) plans phases from the gathered facts; the engine runs them; ``judge`` (pure)
     turns the facts and the phases' outputs into findings.
     """
+
+    scope: ClassVar[str] = "cluster"
 
     @abc.abstractmethod
     def steps(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Step]:

@@ -96,11 +96,20 @@ _TOP_KEYS = ("defaults", "cluster", "hosts", "checks")
 
 
 def load_inventory(path: Path, known_params: Mapping[str, Mapping[str, Any]] | None = None) -> Inventory:
-    """Read and validate a hosts file; raises InventoryError naming the line."""
+    """Read and validate a hosts file; raises InventoryError naming the line.
+
+    Also ``slurm``, ``hostfile:PATH``, ``nodes:RANGE`` and MPI/DeepSpeed hostfiles (preflight.hostlists).
+    """
+    from preflight import hostlists
+
+    if hostlists.is_special(str(path)):
+        return hostlists.load_special(str(path), known_params)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InventoryError(path, None, f"cannot read: {exc}") from exc
+    if hostlists.looks_like_hostfile(text):
+        return hostlists.parse_hostfile(text, path, known_params)
     return parse_inventory(text, path, known_params)
 
 

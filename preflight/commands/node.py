@@ -1,0 +1,201 @@
+"""``preflight node``: the checks that need no other host, on this machine, without SSH.
+
+Made for scheduler hooks (Slurm Prolog / HealthCheckProgram, a Kubernetes init container): one line
+on stdout, the exit code is the verdict, and ``--timeout`` is a hard wall-clock bound (Slurm kills a
+prolog that overruns MessageTimeout, 10 s by default).
+
+Example::
+
+    $ preflight node --timeout 8
+    preflight node gpu07: FAIL in 0.42 s (pass 21 warn 1 fail 1 error 0 skip 6): sysctl.somaxconn: ...
+
+Parameters come from ``--set family.key=value`` (repeatable) or the environment variable
+``PREFLIGHT_NODE_SET`` (the same items separated by spaces), e.g.
+``PREFLIGHT_NODE_SET="sysctl.min_somaxconn=4096"``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from preflight.checks.base import Check
+    from preflight.model import Report
+
+ENV_SET = "PREFLIGHT_NODE_SET"
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+
+
+class NodeUsageError(Exception):
+    """A bad ``--set`` item or check name (exit 2)."""
+
+
+def parse_settings(items: list[str], known: dict[str, dict[str, object]]) -> dict[str, dict[str, Any]]:
+    """``family.key=value`` items -> the ``checks:`` parameter mapping, typed like the defaults.
+
+    >>> parse_settings(["sysctl.min_somaxconn=4096"], {"sysctl": {"min_somaxconn": 65535}})
+    {'sysctl': {'min_somaxconn': 4096}}
+    """
+    import yaml
+
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        family, dot, key = name.strip().partition(".")
+        if not sep or not dot or not key:
+            raise NodeUsageError(f"--set {item!r}: expected family.key=value (e.g. sysctl.min_somaxconn=4096)")
+        if family not in known or key not in known[family]:
+            raise NodeUsageError(f"--set {item!r}: unknown parameter {name!r} (see `preflight list-checks`)")
+        try:
+            value = yaml.safe_load(text) if text.strip() else ""
+        except yaml.YAMLError as exc:
+            raise NodeUsageError(f"--set {item!r}: bad value: {exc}") from None
+        default = known[family][key]
+        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if isinstance(default, str) and not isinstance(value, str):
+            value = text.strip()
+        if default is not None and (not isinstance(value, type(default))
+                                    or isinstance(value, bool) != isinstance(default, bool)):
+            raise NodeUsageError(f"--set {item!r}: {name} must be {type(default).__name__}")
+        out.setdefault(family, {})[key] = value
+    return out
+
+
+def node_checks(selected: list[str], skipped: list[str]) -> tuple[list[Check], tuple[str, ...]]:
+    """The node-scope checks to run (plus the families they need) and the ids to report.
+
+    >>> checks, only = node_checks(["sysctl"], [])
+    >>> sorted(c.ident for c in checks), only
+    (['sysctl', 'versions'], ('sysctl',))
+    """
+    from preflight.checks import all_checks
+
+    everything = all_checks()
+    families = {c.family for c in everything}
+    unknown = [s for s in [*selected, *skipped] if s.split(".")[0] not in families]
+    if unknown:
+        raise NodeUsageError(f"unknown check {', '.join(unknown)} (see `preflight list-checks`)")
+    node = [c for c in everything if c.scope == "node"]
+    cluster_only = [s for s in selected if any(c.scope != "node" and c.name and (s == c.name or s.startswith(
+        c.name + ".")) for c in everything)]
+    if cluster_only:
+        raise NodeUsageError(f"{', '.join(cluster_only)}: not a node check (it needs the other hosts: "
+                             "use `preflight run`)")
+    wanted = {c.ident for c in node if not any(c.selected_by(s) for s in skipped)
+              and ((not selected and c.by_default) or any(c.selected_by(s) for s in selected))}
+    if selected and not wanted:
+        raise NodeUsageError(f"{', '.join(selected)}: not a node check (it needs the other hosts: use `preflight run`)")
+    needed = {n for c in node if c.ident in wanted for n in c.needs}
+    chosen = [c for c in everything if c.ident in wanted | needed]
+    only = tuple(selected) or (tuple(sorted(wanted)) if needed - wanted else ())
+    return chosen, only
+
+
+def verdict_line(report: Report, host: str) -> str:
+    """The one line a prolog log or a drain reason can hold: verdict, counts and the first problem."""
+    from preflight.model import Status
+
+    counts = report.summary()
+    verdict = report.verdict()
+    word = "OK" if verdict not in (Status.FAIL, Status.ERROR) else verdict.value.upper()
+    line = (f"preflight node {host}: {word} in {report.duration_s:.2f} s ("
+            + " ".join(f"{k} {v}" for k, v in counts.items()) + ")")
+    problems = [f for f in report.findings if f.status in (Status.FAIL, Status.ERROR)]
+    problems.sort(key=lambda f: -f.status.rank)
+    if problems:
+        first = " ".join(problems[0].message.split())
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        line += f": {first[:200]}{more}"
+    return line
+
+
+def run_node(selected: list[str], skipped: list[str], settings: list[str], accelerator: str,
+             devices_per_host: int, master_port: int, timeout: float) -> Report:
+    """Run the node checks on this machine through the local transport and return the report."""
+    from dataclasses import replace
+
+    from preflight.checks import known_params
+    from preflight.engine import Engine, RunOptions
+    from preflight.inventory import ClusterSpec, local_inventory
+    from preflight.transport.local import LocalTransport
+
+    chosen, only = node_checks(selected, skipped)
+    params = parse_settings(settings, known_params())
+    inventory = local_inventory()
+    cluster = ClusterSpec(accelerator=accelerator, devices_per_host=devices_per_host,
+                          master=inventory.cluster.master, master_port=master_port)
+    inventory = replace(inventory, cluster=cluster, params=params)
+    budget = max(1.0, timeout - 0.5)  # leave time to judge and print before the hard bound
+    options = RunOptions(parallel=1, host_timeout=budget, command_timeout=budget, only=only)
+    engine = Engine(inventory, chosen, options, transport_factory=lambda host: LocalTransport())
+    return engine.run()
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``preflight node`` to the CLI."""
+
+    @app.command()
+    def node(
+        checks: Annotated[list[str] | None, typer.Option("--checks", "-c", help="only these node checks "
+                                                          "(families or ids, comma separated)")] = None,
+        skip: Annotated[list[str] | None, typer.Option("--skip", help="skip these checks")] = None,
+        settings: Annotated[list[str] | None, typer.Option("--set", help="check parameter family.key=value "
+                                                           f"(repeatable; also ${ENV_SET})")] = None,
+        accelerator: Annotated[str, typer.Option(help="npu | gpu | cpu")] = "cpu",
+        devices_per_host: Annotated[int, typer.Option(help="devices this node should have", min=0)] = 1,
+        master_port: Annotated[int, typer.Option(help="the job's master port", min=1, max=65535)] = 29500,
+        timeout: Annotated[float, typer.Option(help="hard bound on the whole run, seconds", min=1)] = 8.0,
+        json_out: Annotated[bool, typer.Option("--json", help="print the JSON report instead")] = False,
+        report_dir: Annotated[str | None, typer.Option(help="also write report.json here")] = None,
+    ) -> None:
+        """Check this machine alone (no SSH): one-line verdict, exit code 0 ok / 1 fail or error / 2 usage.
+
+        Example: preflight node --timeout 8 --set sysctl.min_somaxconn=4096
+        """
+        start = time.monotonic()
+        host = os.environ.get("SLURMD_NODENAME") or os.uname().nodename  # Slurm's name for it, in a prolog
+        if accelerator not in ("npu", "gpu", "cpu"):
+            sys.stderr.write(f"preflight: --accelerator must be npu, gpu or cpu, not {accelerator!r}\n")
+            raise typer.Exit(EXIT_USAGE)
+        lock = threading.Lock()
+
+        def hard_stop() -> None:  # the wall-clock bound: whatever is still running, answer now
+            with lock:
+                sys.stdout.write(f"preflight node {host}: ERROR timeout: not finished within {timeout:g} s\n")
+                sys.stdout.flush()
+                os._exit(EXIT_PROBLEMS)
+
+        timer = threading.Timer(max(0.0, timeout - (time.monotonic() - start)), hard_stop)
+        timer.daemon = True
+        timer.start()
+        split = [i.strip() for v in checks or [] for i in v.split(",") if i.strip()]
+        skipped = [i.strip() for v in skip or [] for i in v.split(",") if i.strip()]
+        items = os.environ.get(ENV_SET, "").split() + list(settings or [])
+        try:
+            report = run_node(split, skipped, items, accelerator, devices_per_host, master_port,
+                              timeout - (time.monotonic() - start))
+        except NodeUsageError as exc:
+            timer.cancel()
+            sys.stderr.write(f"preflight: {exc}\n")
+            raise typer.Exit(EXIT_USAGE) from None
+        with lock:
+            timer.cancel()
+            if report_dir:
+                from pathlib import Path
+
+                from preflight.render import json_report
+                json_report.write(report, Path(report_dir))
+            if json_out:
+                from preflight.render import json_report
+                sys.stdout.write(json_report.dumps(report))
+            else:
+                sys.stdout.write(verdict_line(report, host) + "\n")
+            sys.stdout.flush()
+        raise typer.Exit(report.exit_code())

@@ -1,0 +1,143 @@
+"""Against a real Slurm (slurmctld + one slurmd per namespace node, munge): the srun transport and the prolog.
+
+Needs root, the namespace cluster and Debian's slurm-wlm + munge; skips without them unless
+PREFLIGHT_REQUIRE_CLUSTER is set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import cluster_fixture
+from netns_cluster import NetnsCluster
+from slurm_cluster import SlurmCluster, slurm_support_problem
+
+pytestmark = pytest.mark.cluster
+
+REPO = Path(__file__).resolve().parent.parent
+PROLOG = REPO / "examples" / "slurm" / "prolog.sh"
+
+
+@pytest.fixture(scope="module")
+def netns(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsCluster]:
+    problem = slurm_support_problem()
+    if problem:
+        if os.environ.get("PREFLIGHT_REQUIRE_CLUSTER"):
+            pytest.fail(f"the Slurm tests cannot run here: {problem}")
+        pytest.skip(problem)
+    yield from cluster_fixture(tmp_path_factory, size=3, name="pfslm", subnet=50)
+
+
+@pytest.fixture(scope="module")
+def slurm(netns: NetnsCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
+    work = tmp_path_factory.mktemp("pfslm-slurm")
+    wrapper = work / "prolog-wrapper.sh"  # the site's settings, then the example prolog unchanged
+    wrapper.write_text("#!/bin/sh\n"
+                       f"export SLURM_CONF={work / 'etc' / 'slurm.conf'}\n"
+                       f"export PREFLIGHT='{sys.executable} -m preflight'\n"
+                       f"export PYTHONPATH={REPO}\n"
+                       "export PREFLIGHT_NODE_ARGS='--checks sysctl'\n"
+                       "export PREFLIGHT_NODE_SET='sysctl.min_somaxconn=4096'\n"
+                       f"exec {PROLOG}\n")
+    wrapper.chmod(0o755)
+    with SlurmCluster(netns, work / "etc", prolog=wrapper) as cluster:
+        yield cluster
+
+
+def _salloc(slurm: SlurmCluster, nodes: str, *args: str) -> tuple[int, dict[str, Any]]:
+    """``salloc -w nodes preflight run ... --json`` -> exit code and the report."""
+    count = len(nodes.split(",")) if "[" not in nodes else 3
+    proc = subprocess.run(["salloc", f"--nodes={count}", f"--nodelist={nodes}", sys.executable, "-m", "preflight",
+                           "run", "--json", "--report-dir", str(slurm.dir / "reports"), *args],
+                          env=slurm.env(), capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.stdout.startswith("{"), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def _statuses(report: dict[str, Any], check: str) -> dict[str, str]:
+    return {f["host"]: f["status"] for f in report["findings"] if f["check"] == check}
+
+
+def test_srun_transport_gathers_every_node(slurm: SlurmCluster) -> None:
+    # The hosts are Slurm node names with no DNS entry and no SSH keys: only srun can reach them.
+    code, report = _salloc(slurm, "node[1-3]", "--hosts", "slurm", "--checks", "sysctl")
+    assert code == 0, report["findings"]
+    assert [h["name"] for h in report["hosts"]] == ["node1", "node2", "node3"]
+    assert all(h["reachable"] for h in report["hosts"])
+    assert _statuses(report, "sysctl.somaxconn") == {"node1": "pass", "node2": "pass", "node3": "pass"}
+
+
+def test_srun_transport_names_the_bad_node(slurm: SlurmCluster) -> None:
+    netns = slurm.cluster
+    try:
+        # 8192 passes the prolog's min_somaxconn=4096 (the job starts) but not run's default 65535.
+        netns.sysctl("node2", "net.core.somaxconn", "8192")
+        code, report = _salloc(slurm, "node[1-3]", "--hosts", "slurm", "--checks", "sysctl")
+    finally:
+        netns.sysctl("node2", "net.core.somaxconn", "65535")
+    assert code == 1
+    assert _statuses(report, "sysctl.somaxconn") == {"node1": "pass", "node2": "fail", "node3": "pass"}
+
+
+def test_srun_transport_host_outside_allocation_is_an_error(slurm: SlurmCluster) -> None:
+    proc = subprocess.run(["salloc", "--nodes=2", "--nodelist=node[1-2]", sys.executable, "-m", "preflight", "run",
+                           "--json", "--transport", "slurm", "--hosts", "nodes:node[1-3]", "--checks", "sysctl",
+                           "--report-dir", str(slurm.dir / "reports")],
+                          env=slurm.env(), capture_output=True, text=True, timeout=120, cwd=REPO)
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 1
+    assert _statuses(report, "ssh.connect") == {"node1": "pass", "node2": "pass", "node3": "error"}, \
+        [f["message"] for f in report["findings"] if f["check"] == "ssh.connect"]
+    assert "not in this Slurm allocation" in next(f["message"] for f in report["findings"]
+                                                  if f["check"] == "ssh.connect" and f["host"] == "node3")
+
+
+def test_max_unhealthy_over_srun_exits_3_and_recommends_no_drain(slurm: SlurmCluster) -> None:
+    netns = slurm.cluster
+    try:
+        for node in ("node1", "node2"):
+            netns.sysctl(node, "net.core.somaxconn", "8192")
+        code, report = _salloc(slurm, "node[1-3]", "--hosts", "slurm", "--checks", "sysctl",
+                               "--max-unhealthy", "34%")
+    finally:
+        for node in ("node1", "node2"):
+            netns.sysctl(node, "net.core.somaxconn", "65535")
+    assert code == 3
+    assert report["drain"]["tripped"] is True and report["drain"]["recommend_drain"] == []
+    assert report["drain"]["unhealthy"] == ["node1", "node2"]
+    assert _statuses(report, "preflight.max_unhealthy") == {None: "error"}
+
+
+def _srun(slurm: SlurmCluster, node: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["srun", "--nodes=1", f"--nodelist={node}", "echo", "job ran"],
+                          env=slurm.env(), capture_output=True, text=True, timeout=60)
+
+
+def test_prolog_lets_a_healthy_node_run_the_job(slurm: SlurmCluster) -> None:
+    proc = _srun(slurm, "node1")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "job ran"
+
+
+def test_prolog_fails_the_job_and_drains_the_bad_node(slurm: SlurmCluster) -> None:
+    netns = slurm.cluster
+    try:
+        netns.sysctl("node3", "net.core.somaxconn", "128")  # below the site's min_somaxconn=4096
+        proc = _srun(slurm, "node3")
+        reason = slurm.scontrol("show", "node", "node3")
+    finally:
+        netns.sysctl("node3", "net.core.somaxconn", "65535")
+        slurm.wait_idle()  # resumes the drained node
+    assert proc.returncode != 0
+    assert "job ran" not in proc.stdout
+    assert "Prolog" in proc.stderr
+    assert "Reason=preflight node node3: FAIL" in reason
+    assert "sysctl.somaxconn" in reason
+    assert _srun(slurm, "node3").returncode == 0  # back in service with the sysctl fixed
