@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from preflight import __version__
-from preflight.batch import NOT_RUN, Probe, ProbeOutput, build_script, new_nonce, parse_output
+from preflight.batch import NOT_RUN, SUDO_CHECK, Probe, ProbeOutput, as_root, build_script, new_nonce, parse_output
 from preflight.checks.base import ActiveCheck, Check, EvalContext, Facts, Step, StepOutcome
 from preflight.inventory import Host, Inventory
 from preflight.model import Finding, HostResult, Report, Status
+from preflight.redact import redact_report
 from preflight.transport.base import Transport, TransportError
 from preflight.transport.local import LocalTransport
 from preflight.transport.ssh import SSHTransport
@@ -33,6 +34,7 @@ class RunOptions:
     host_timeout: float = 60.0  # bounds one host's whole gather, connect included
     accept_new_host_keys: bool = False
     only: Sequence[str] = ()  # finding-id prefixes to keep (families or dotted ids)
+    sudo: bool = False  # run probes marked root=True under `sudo -n` (never waits for a password)
 
 
 @dataclass
@@ -86,7 +88,8 @@ class Engine:
         for check in self.checks:
             for probe in check.probes(host, self.inventory.cluster):
                 timeout = min(probe.timeout, cap) if cap else probe.timeout
-                planned.append((check, Probe(f"{check.ident}/{probe.key}", probe.command, timeout)))
+                command = as_root(probe.command) if self.options.sudo and probe.root else probe.command
+                planned.append((check, Probe(f"{check.ident}/{probe.key}", command, timeout)))
         return planned
 
     def gather_host(self, host: Host) -> HostGather:
@@ -99,8 +102,10 @@ class Engine:
             planned = self.plan(host)
             nonce = new_nonce()
             remaining = max(1.0, self.options.host_timeout - (time.monotonic() - start))
-            execution = transport.run_script(build_script([p for _, p in planned], nonce), remaining)
-            outputs = parse_output(execution.stdout, [p.key for _, p in planned], nonce)
+            sudo = [Probe(_SUDO_KEY, SUDO_CHECK, 5.0)] if self.options.sudo else []
+            script = build_script(sudo + [p for _, p in planned], nonce)
+            execution = transport.run_script(script, remaining)
+            outputs = parse_output(execution.stdout, [p.key for p in sudo] + [p.key for _, p in planned], nonce)
         except TransportError as exc:
             transport.close()
             return self._unreachable(host, start, exc.kind, exc.message)
@@ -134,6 +139,8 @@ class Engine:
             gather.findings.append(Finding("ssh.connect", host.name, Status.PASS,
                                            f"ssh.connect: ran {len(planned)} probes in {seconds:.2f} s",
                                            observed=f"{seconds:.2f} s"))
+        if self.options.sudo:
+            gather.findings.append(_sudo_finding(host, outputs[_SUDO_KEY]))
         return gather
 
     def _unreachable(self, host: Host, start: float, kind: str, message: str) -> HostGather:
@@ -306,7 +313,7 @@ class Engine:
         hosts = [self.gathered[h.name].result if h.name in self.gathered
                  else HostResult(h.name, h.address, False, 0.0, error="not checked (interrupted)")
                  for h in self.inventory.hosts]
-        return Report(
+        report = Report(
             hosts=hosts,
             findings=self.evaluate(),
             checks=[c.ident for c in self.checks],
@@ -321,11 +328,41 @@ class Engine:
                 "master_port": self.inventory.cluster.master_port,
             }},
         )
+        return redact_report(report, [h.env for h in self.inventory.hosts])  # the one place: every output
 
     def run(self) -> Report:
         self.gather()
         self.activate()
         return self.report()
+
+
+_SUDO_KEY = "ssh/sudo"
+
+
+def _sudo_finding(host: Host, output: ProbeOutput) -> Finding:
+    """``ssh.sudo``: pass when root probes can run (already root, or passwordless ``sudo -n``), else error.
+
+    >>> _sudo_finding(Host("n1", "n1", user="bob"), ProbeOutput("", "sudo: a password is required", 1)).status.value
+    'error'
+    """
+    how = output.stdout.strip().splitlines()[-1:] if output.ok else []
+    if how in (["root"], ["sudo"]):
+        return Finding("ssh.sudo", host.name, Status.PASS,
+                       f"ssh.sudo: root probes run {'as root' if how == ['root'] else 'under sudo -n'}",
+                       observed=how[0])
+    reason = " ".join(output.stderr.split())[:200] or f"exit status {output.exit_status}"
+    if "password" in output.stderr.lower():
+        reason = f"sudo asks {host.user} for a password ({reason}); preflight never types one"
+    elif output.exit_status == 127 or "not found" in output.stderr:
+        reason = f"sudo is not installed ({reason})"
+    elif output.timed_out:
+        reason = "sudo -n did not answer in time"
+    return Finding("ssh.sudo", host.name, Status.ERROR,
+                   f"ssh.sudo: cannot run root probes on {host.name}: {reason}; those checks see what "
+                   f"{host.user} may see",
+                   observed=reason, expected="passwordless sudo -n (or user root)",
+                   remedy=f"echo '{host.user} ALL=(root) NOPASSWD: ALL' | sudo tee /etc/sudoers.d/preflight "
+                          "&& sudo chmod 440 /etc/sudoers.d/preflight  # or narrower: the probe commands only")
 
 
 def _safe_parse(check: Check, outputs: dict[str, ProbeOutput]) -> Facts:
