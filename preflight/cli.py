@@ -22,15 +22,20 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from preflight import __version__, recorder
+from preflight import __version__, drain, recorder
 from preflight.checks import all_checks, known_params
+from preflight.checks.base import ActiveCheck
 from preflight.commands import register_all
 from preflight.engine import Engine, HostGather, RunOptions
 from preflight.inventory import InventoryError, load_inventory, local_inventory
 from preflight.model import Report, Status
+from preflight.render import html as html_report
 from preflight.render import json_report, terminal
+from preflight.render.outputs import ReportOutputs
+from preflight.transport import slurm as slurm_transport
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_SUSPECT = drain.EXIT_SUSPECT  # --max-unhealthy passed: suspect the check or infrastructure, drain nothing
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Cluster preflight checks for distributed deep-learning training.")
@@ -87,26 +92,50 @@ def run(
     accept_new_host_keys: AcceptNewHostKeysOption = False,
     json_out: JsonOption = False,
     report_dir: ReportDirOption = None,
+    junit: Annotated[Path | None, typer.Option(help="also write a JUnit XML report here")] = None,
+    prometheus: Annotated[Path | None, typer.Option(help="also write a Prometheus textfile here")] = None,
+    markdown: Annotated[Path | None, typer.Option(help="also write a Markdown summary here")] = None,
+    baseline: Annotated[Path | None, typer.Option(help="compare busbw and versions with this known-good "
+                                                  "report.json (see `preflight baseline save`)")] = None,
+    baseline_threshold: Annotated[float, typer.Option(help="busbw drop vs the baseline that fails (0.05 = 5%)",
+                                                      min=0.0, max=1.0)] = 0.05,
     record: Annotated[Path | None, typer.Option(help="also write parse fixtures of every probe here")] = None,
     rank_table: Annotated[Path | None, typer.Option(help="Ascend rank table to check against the device "
                                                     "IPs (hccn.rank_table)")] = None,
+    sudo: Annotated[bool, typer.Option("--sudo", help="run the probes that need root (firewall rules) under "
+                                       "`sudo -n`; never asks for a password")] = False,
+    transport: Annotated[str, typer.Option(help="ssh | slurm (one srun inside the allocation) | auto (slurm "
+                                           "when --hosts slurm inside an allocation)")] = "auto",
+    max_unhealthy: Annotated[str | None, typer.Option(help="N hosts or P%: past it, suspect the check, not the "
+                                                      f"nodes: exit {EXIT_SUSPECT}, recommend no drain")] = None,
 ) -> None:
     """Check every host of the cluster (or this machine) and report."""
+    try:
+        extras = ReportOutputs.build(junit=junit, prometheus=prometheus, markdown=markdown, baseline=baseline,
+                                     baseline_threshold=baseline_threshold)
+    except json_report.ReportFormatError as exc:
+        raise _fail_usage(f"--baseline: {exc}") from None
     report = _run(hosts, checks, skip, parallel, connect_timeout, command_timeout, host_timeout,
-                  accept_new_host_keys, json_out, report_dir, record, rank_table)
-    raise typer.Exit(report.exit_code())
+                  accept_new_host_keys, json_out, report_dir, record, rank_table, sudo=sudo,
+                  outputs=extras, transport=transport, max_unhealthy=max_unhealthy)
+    raise typer.Exit(EXIT_SUSPECT if report.extra.get("drain", {}).get("tripped") else report.exit_code())
 
 
 def _run(hosts: Path | None, checks: list[str] | None, skip: list[str] | None, parallel: int,
          connect_timeout: float, command_timeout: float | None, host_timeout: float, accept_new_host_keys: bool,
-         json_out: bool, report_dir: Path | None, record: Path | None, rank_table: Path | None) -> Report:
+         json_out: bool, report_dir: Path | None, record: Path | None, rank_table: Path | None,
+         sudo: bool = False, outputs: ReportOutputs | None = None, transport: str = "auto",
+         max_unhealthy: str | None = None) -> Report:
     """Gather, judge, write report.json and print the report (terminal or JSON); the report for the caller.
 
     Exits itself on usage errors (2) and on interruption (130, after writing the partial report).
     """
     try:
         inventory = load_inventory(hosts, known_params()) if hosts else local_inventory()
-    except InventoryError as exc:
+        if max_unhealthy is not None:
+            drain.parse_limit(max_unhealthy)
+        use_slurm = slurm_transport.choose(transport, str(hosts) if hosts else None)
+    except (InventoryError, ValueError) as exc:
         raise _fail_usage(str(exc)) from None
     if rank_table:
         try:
@@ -128,7 +157,13 @@ def _run(hosts: Path | None, checks: list[str] | None, skip: list[str] | None, p
     # Families gathered only because another check needs their facts are not reported.
     only = tuple(selected) or (tuple(sorted(wanted)) if needed - wanted else ())
     options = RunOptions(parallel=parallel, connect_timeout=connect_timeout, command_timeout=command_timeout,
-                         host_timeout=host_timeout, accept_new_host_keys=accept_new_host_keys, only=only)
+                         host_timeout=host_timeout, accept_new_host_keys=accept_new_host_keys, only=only,
+                         sudo=sudo)
+    factory = None
+    if use_slurm:  # one srun for every host; the active checks (they need open sessions) run over SSH only
+        chosen = [c for c in chosen if not isinstance(c, ActiveCheck)]
+        factory = slurm_transport.slurm_transport_factory(inventory.hosts)[0]
+        options = replace(options, parallel=max(1, len(inventory.hosts)))
     out = Console(markup=False, highlight=False)
     err = Console(stderr=True, markup=False, highlight=False)
     live = err.is_terminal and not json_out
@@ -147,7 +182,7 @@ def _run(hosts: Path | None, checks: list[str] | None, skip: list[str] | None, p
         still = still if len(still) <= 40 else still[:37] + "..."
         progress.update(task, advance=1, status=f"unreachable {len(problems)}  waiting for {still or '-'}")
 
-    engine = Engine(inventory, chosen, options, on_host_done=host_done)
+    engine = Engine(inventory, chosen, options, transport_factory=factory, on_host_done=host_done)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     complete = True
     try:
@@ -160,10 +195,16 @@ def _run(hosts: Path | None, checks: list[str] | None, skip: list[str] | None, p
         engine.close()
         signal.signal(signal.SIGTERM, previous)
     report = engine.report(complete=complete)
+    report = drain.apply(report, max_unhealthy)[0]
+    if outputs:
+        report = outputs.with_baseline(report)
     if record:
         recorder.record(engine, record)
     directory = report_dir or _default_report_dir()
     path = json_report.write(report, directory)
+    html_report.write(report, directory)  # always next to report.json
+    if outputs:
+        outputs.write(report)
     if json_out:
         sys.stdout.write(json_report.dumps(report))
     else:

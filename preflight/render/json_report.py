@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from preflight.model import Report
+from preflight.model import SCHEMA, Finding, HostResult, Report
 
 
 def dumps(report: Report) -> str:
@@ -21,3 +21,59 @@ def write(report: Report, directory: Path) -> Path:
     tmp.write_text(dumps(report), encoding="utf-8")
     os.replace(tmp, target)
     return target
+
+
+class ReportFormatError(ValueError):
+    """The file is not a preflight report this version can read (wrong schema, not JSON, missing keys)."""
+
+
+def from_dict(data: object) -> Report:
+    """Rebuild a Report from its JSON form; unknown keys are kept in ``extra`` or ignored.
+
+    >>> from preflight.model import Finding, Status
+    >>> r = from_dict({"schema": "preflight.report/1", "hosts": [{"name": "n1", "address": "n1", "reachable": True}],
+    ...                "findings": [{"check": "os.shm", "host": "n1", "status": "pass", "message": "ok"}]})
+    >>> r.findings[0].status.value, r.hosts[0].name
+    ('pass', 'n1')
+    """
+    if not isinstance(data, dict):
+        raise ReportFormatError("not a preflight report: the top level is not a JSON object")
+    schema = data.get("schema")
+    if schema != SCHEMA:
+        raise ReportFormatError(f"not a preflight report: schema is {schema!r}, expected {SCHEMA!r}")
+    try:
+        hosts = [HostResult(name=str(h["name"]), address=str(h.get("address", h["name"])),
+                            reachable=bool(h.get("reachable", False)), seconds=float(h.get("seconds") or 0.0),
+                            error=h.get("error")) for h in data.get("hosts") or []]
+        findings = [Finding.from_dict(f) for f in data.get("findings") or []]
+        known = {"schema", "tool_version", "started", "duration_s", "complete", "verdict", "checks", "hosts",
+                 "findings", "summary"}
+        return Report(hosts=hosts, findings=findings, checks=[str(c) for c in data.get("checks") or []],
+                      started=str(data.get("started") or ""), duration_s=float(data.get("duration_s") or 0.0),
+                      complete=bool(data.get("complete", True)), tool_version=str(data.get("tool_version") or ""),
+                      extra={k: v for k, v in data.items() if k not in known})
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ReportFormatError(f"not a valid preflight report: {type(exc).__name__}: {exc}") from None
+
+
+def load(path: Path) -> Report:
+    """Read a saved report.json; ReportFormatError (with the path) when it cannot be used."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ReportFormatError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ReportFormatError(f"{path}: not JSON: {exc}") from None
+    try:
+        return from_dict(data)
+    except ReportFormatError as exc:
+        raise ReportFormatError(f"{path}: {exc}") from None
+
+
+def write_text(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (node_exporter's textfile collector may read it at any time)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path

@@ -45,6 +45,13 @@ def families(report: Report) -> list[str]:
 
 
 def matrix(report: Report) -> Table:
+    """The hosts x check-families table in one piece (see ``matrices`` for a width limit)."""
+    return matrices(report)[0]
+
+
+def matrices(report: Report, width: int | None = None) -> list[Table]:
+    """The hosts x check-families matrix, split into several tables (each with the hosts column) when all
+    families side by side would be wider than ``width``; identical rows folded, worst rows first."""
     columns = families(report)
     cells: dict[str, dict[str, Status]] = defaultdict(dict)
     for finding in report.findings:
@@ -56,19 +63,37 @@ def matrix(report: Report) -> Table:
     rows: dict[tuple[Status | None, ...], list[str]] = defaultdict(list)
     for host in report.hosts:
         rows[tuple(cells[host.name].get(f) for f in columns)].append(host.name)
-    table = Table(title="hosts x checks", title_justify="left", show_edge=False, pad_edge=False)
-    table.add_column("hosts", overflow="fold")
-    for column in columns:
-        table.add_column(column, justify="center")
     ranked = sorted(rows.items(), key=lambda kv: (-max((s.rank for s in kv[0] if s), default=0), kv[1][0]))
-    for statuses, names in ranked:
-        label = fold(names) + (f" ({len(names)})" if len(names) > 1 else "")
-        table.add_row(label, *[Text(MARK[s], style=STYLE[s]) if s else Text("") for s in statuses])
-    return table
+    # Keep at least a whole host name readable; other columns need max(header, "ERROR") plus " │ ".
+    longest = max((len(name) for names in rows.values() for name in names), default=5)
+    hosts_width = min(longest, 24)
+    groups: list[list[int]] = [[]]
+    used = hosts_width
+    for index, column in enumerate(columns):
+        need = max(len(column), 5) + 3
+        if width is not None and groups[-1] and used + need > width:
+            groups.append([])
+            used = hosts_width
+        groups[-1].append(index)
+        used += need
+    tables = []
+    for number, group in enumerate(groups, 1):
+        title = "hosts x checks" + (f" ({number}/{len(groups)})" if len(groups) > 1 else "")
+        table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+        table.add_column("hosts", overflow="fold", min_width=hosts_width)
+        for index in group:
+            table.add_column(columns[index], justify="center", overflow="fold")
+        for statuses, names in ranked:
+            label = fold(names) + (f" ({len(names)})" if len(names) > 1 else "")
+            table.add_row(label, *[Text(MARK[s], style=STYLE[s]) if s else Text("")
+                                   for s in (statuses[i] for i in group)])
+        tables.append(table)
+    return tables
 
 
 def busbw_pairs(report: Report) -> dict[frozenset[str], tuple[float, Status]]:
-    """Inter-host device-0 all_reduce pairs of the report: {host, peer} -> (lowest busbw, worst status).
+    """Inter-host device-0 all_reduce pairs of the report: {host, peer} -> (lowest busbw, worst status);
+    a pair that fell below the baseline (``baseline.busbw``) counts as failing too.
 
     >>> f = Finding("allreduce.pair", "a", Status.PASS, "m", peer="b", device=0, peer_device=0, busbw_gbps=2.5)
     >>> busbw_pairs(Report([], [f], [], "", 0.0))[frozenset(("a", "b"))]
@@ -76,8 +101,8 @@ def busbw_pairs(report: Report) -> dict[frozenset[str], tuple[float, Status]]:
     """
     pairs: dict[frozenset[str], tuple[float, Status]] = {}
     for f in report.findings:
-        if (not f.check.startswith("allreduce.") or f.busbw_gbps is None or f.host is None or f.peer is None
-                or f.host == f.peer or f.device != f.peer_device or f.device not in (0, None)):
+        if (not f.check.startswith(("allreduce.", "baseline.busbw")) or f.busbw_gbps is None or f.host is None
+                or f.peer is None or f.host == f.peer or f.device != f.peer_device or f.device not in (0, None)):
             continue
         key = frozenset((f.host, f.peer))
         old = pairs.get(key)
@@ -144,7 +169,10 @@ def render(report: Report, console: Console) -> None:
     console.print(head)
     console.print("  ".join(f"{k} {v}" for k, v in counts.items()))
     console.print()
-    console.print(matrix(report))
+    for number, table in enumerate(matrices(report, console.width)):
+        if number:
+            console.print()
+        console.print(table)
     pair_view = busbw_matrix(report, console)
     if isinstance(pair_view, Table):
         console.print()
@@ -175,5 +203,5 @@ def _detail(console: Console, text: str, style: str = "") -> None:
     """Print a detail line indented by four spaces, wrapped lines included, without trailing blanks."""
     width = max(40, console.width - 4)
     wrapped = textwrap.fill(text, width=width, initial_indent="    ", subsequent_indent="    ",
-                            break_on_hyphens=False, break_long_words=False)
+                            break_on_hyphens=False, break_long_words=True)  # never wider than the console
     console.print(Text(wrapped, style=style), soft_wrap=True)

@@ -1,0 +1,196 @@
+"""HTML report: one self-contained file (inline CSS and SVG, no script, no external resource).
+
+Summary, the hosts x checks matrix (identical rows folded, worst first), the all_reduce busbw hosts x
+hosts heatmap (slow pairs red) and every problem with observed / expected / remedy. Every value from the
+report is escaped: node output is untrusted.
+
+>>> from preflight.model import Finding, HostResult, Report, Status
+>>> r = Report([HostResult("n1", "n1", True)], [Finding("os.shm", "n1", Status.FAIL, "<b>x</b>")], ["os"], "", 0.0)
+>>> page = render(r)
+>>> "&lt;b&gt;x&lt;/b&gt;" in page and "<b>x</b>" not in page
+True
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from preflight.model import Report, Status
+from preflight.render import terminal
+
+COLOUR = {Status.PASS: "#2ca02c", Status.WARN: "#f0b400", Status.FAIL: "#d62728", Status.ERROR: "#9c27b0",
+          Status.SKIP: "#c8c8c8"}
+SLOW = "#d62728"  # failing busbw cells
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em; color: #222; background: #fff; }
+h1 { font-size: 1.4em; margin: 0 0 .3em 0; } h2 { font-size: 1.15em; margin: 1.4em 0 .5em 0; }
+.verdict { display: inline-block; padding: .1em .6em; border-radius: .3em; color: #fff; font-weight: bold; }
+table { border-collapse: collapse; font-size: .9em; }
+th, td { border: 1px solid #ddd; padding: .25em .6em; text-align: center; }
+th { background: #f4f4f4; } td.hosts { text-align: left; font-family: monospace; }
+td.st { color: #fff; font-weight: bold; min-width: 3.5em; }
+.counts span { margin-right: 1.2em; }
+.problem { border-left: .4em solid #ccc; padding: .3em .8em; margin: .6em 0; background: #fafafa; }
+.problem .head { font-weight: bold; } .problem .msg { margin: .3em 0; white-space: pre-wrap; }
+.problem dl { margin: .2em 0; display: grid; grid-template-columns: 6em auto; gap: .15em .5em; }
+.problem dt { color: #666; } .problem dd { margin: 0; font-family: monospace; white-space: pre-wrap; }
+.problem pre { margin: 0; white-space: pre-wrap; word-break: break-all; background: #eef; padding: .2em .4em; }
+.legend span { display: inline-block; width: 1em; height: 1em; vertical-align: middle; margin: 0 .3em 0 1em; }
+.muted { color: #777; }
+"""
+
+
+def _e(value: object) -> str:
+    """Escape for HTML text and attribute values; control characters from node output are dropped."""
+    return html.escape(_CONTROL.sub("", str(value)), quote=True)
+
+
+def render(report: Report) -> str:
+    """The whole page as a string."""
+    verdict = report.verdict()
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "img-src data:\">",
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>preflight {_e(verdict.value.upper())}: {len(report.hosts)} hosts</title>",
+        f"<style>{CSS}</style></head><body>",
+        _summary(report), _matrix(report), _heatmap(report), _problems(report),
+        f'<p class="muted">preflight {_e(report.tool_version)} &middot; started {_e(report.started)}</p>',
+        "</body></html>",
+    ]
+    return "\n".join(p for p in parts if p) + "\n"
+
+
+def write(report: Report, directory: Path) -> Path:
+    """Write ``directory/report.html`` atomically; the path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / "report.html"
+    tmp = directory / f".report.html.{os.getpid()}.tmp"
+    tmp.write_text(render(report), encoding="utf-8")
+    os.replace(tmp, target)
+    return target
+
+
+def _summary(report: Report) -> str:
+    verdict = report.verdict()
+    counts = "".join(f'<span><b style="color:{COLOUR[Status(k)]}">{_e(k)}</b> {v}</span>'
+                     for k, v in report.summary().items())
+    unreachable = [h.name for h in report.hosts if not h.reachable]
+    out = [f'<h1>preflight: <span class="verdict" id="verdict" style="background:{COLOUR[verdict]}">'
+           f"{_e(verdict.value.upper())}</span></h1>",
+           f"<p>{len(report.hosts)} hosts &middot; checks: {_e(', '.join(report.checks) or '-')} &middot; "
+           f"{report.duration_s:.2f} s</p>",
+           f'<p class="counts">{counts}</p>']
+    if not report.complete:
+        out.append('<p><b style="color:#d62728">INCOMPLETE: the run was interrupted</b></p>')
+    if unreachable:
+        out.append(f"<p>unreachable: {_e(terminal.fold(unreachable))}</p>")
+    return "\n".join(out)
+
+
+def _matrix(report: Report) -> str:
+    columns = terminal.families(report)
+    cells: dict[str, dict[str, Status]] = defaultdict(dict)
+    for f in report.findings:
+        if f.host is None:
+            continue
+        family = f.check.split(".", 1)[0]
+        current = cells[f.host].get(family)
+        cells[f.host][family] = Status.worst([f.status] + ([current] if current else []))
+    rows: dict[tuple[Status | None, ...], list[str]] = defaultdict(list)
+    for host in report.hosts:
+        rows[tuple(cells[host.name].get(c) for c in columns)].append(host.name)
+    ranked = sorted(rows.items(), key=lambda kv: (-max((s.rank for s in kv[0] if s), default=0), kv[1][0]))
+    out = ['<h2>Hosts x checks</h2>', '<table id="matrix"><tr><th>hosts</th>'
+           + "".join(f"<th>{_e(c)}</th>" for c in columns) + "</tr>"]
+    for statuses, names in ranked:
+        label = terminal.fold(names) + (f" ({len(names)})" if len(names) > 1 else "")
+        tds = "".join(f'<td class="st" style="background:{COLOUR[s]}">{_e(terminal.MARK[s])}</td>' if s
+                      else "<td></td>" for s in statuses)
+        out.append(f'<tr><td class="hosts">{_e(label)}</td>{tds}</tr>')
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _green(value: float, top: float) -> str:
+    """Lighter green for slower passing pairs, full green for the fastest."""
+    share = max(0.0, min(1.0, value / top)) if top > 0 else 1.0
+    mix = 0.55 * (1 - share)  # 0 = #2ca02c, up to 55% towards white
+    r, g, b = (int(c + (255 - c) * mix) for c in (0x2C, 0xA0, 0x2C))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def _heatmap(report: Report) -> str:
+    pairs = terminal.busbw_pairs(report)
+    if not pairs:
+        return ""
+    present = {h for key in pairs for h in key}
+    order = [h.name for h in report.hosts if h.name in present] + sorted(present - {h.name for h in report.hosts})
+    n = len(order)
+    cell = 46 if n <= 12 else 22 if n <= 40 else 10
+    label = min(220, 12 + 7 * max(len(h) for h in order))
+    size = label + n * cell
+    top = max(v for v, _ in pairs.values())
+    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" id="heatmap" width="{size + 10}" height="{size + 10}" '
+           f'viewBox="0 0 {size + 10} {size + 10}" font-family="monospace" font-size="12">']
+    for i, host in enumerate(order):
+        y = label + i * cell + cell / 2 + 4
+        svg.append(f'<text x="{label - 6}" y="{y:.0f}" text-anchor="end">{_e(host)}</text>')
+        x = label + i * cell + cell / 2
+        svg.append(f'<text transform="translate({x:.0f},{label - 6}) rotate(-60)">{_e(host)}</text>')
+    for i, host in enumerate(order):
+        for j, other in enumerate(order):
+            found = pairs.get(frozenset((host, other))) if host != other else None
+            x, y = label + j * cell, label + i * cell
+            if found is None:
+                svg.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="#eeeeee" stroke="#fff"/>')
+                continue
+            busbw, status = found
+            slow = status in (Status.FAIL, Status.ERROR)
+            fill = SLOW if slow else _green(busbw, top)
+            svg.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{fill}" stroke="#fff" '
+                       f'class="{"slow" if slow else "ok"}" data-host="{_e(host)}" data-peer="{_e(other)}" '
+                       f'data-busbw="{busbw:g}"><title>{_e(host)} &lt;-&gt; {_e(other)}: {busbw:.3g} GB/s '
+                       f"({_e(status.value)})</title></rect>")
+            if cell >= 40:
+                svg.append(f'<text x="{x + cell / 2:.0f}" y="{y + cell / 2 + 4:.0f}" text-anchor="middle" '
+                           f'fill="#fff" font-size="11">{busbw:.3g}</text>')
+    svg.append("</svg>")
+    slowest = sorted(pairs.items(), key=lambda kv: (kv[1][0], sorted(kv[0])))[:10]
+    rows = "".join(f"<tr><td class=\"hosts\">{_e(' <-> '.join(sorted(k)))}</td><td>{v:.3g}</td>"
+                   f'<td class="st" style="background:{COLOUR[s]}">{_e(s.value)}</td></tr>'
+                   for k, (v, s) in slowest)
+    legend = (f'<p class="legend">busbw GB/s, device 0 of each host pair:<span style="background:{SLOW}"></span>'
+              f'slow (fail)<span style="background:{_green(top, top)}"></span>fastest'
+              f'<span style="background:{_green(0, top)}"></span>slower, within limits</p>')
+    return "\n".join(["<h2>all_reduce busbw (GB/s)</h2>", legend, "".join(svg),
+                      f"<h3>{len(slowest)} slowest of {len(pairs)} host pairs</h3>",
+                      f'<table id="slowest"><tr><th>pair</th><th>busbw GB/s</th><th>status</th></tr>{rows}</table>'])
+
+
+def _problems(report: Report) -> str:
+    found = terminal.problems(report)
+    if not found:
+        return '<h2>Problems</h2><p id="problems" style="color:#2ca02c">No problems found.</p>'
+    out = [f'<h2>Problems ({len(found)})</h2>', '<div id="problems">']
+    for f, hosts in found:
+        where = terminal.fold(hosts) if hosts else "(cluster)"
+        out.append(f'<div class="problem" style="border-left-color:{COLOUR[f.status]}">'
+                   f'<div class="head"><span style="color:{COLOUR[f.status]}">[{_e(f.status.value)}]</span> '
+                   f"{_e(f.check)} <span class=\"muted\">{_e(where)}</span></div>"
+                   f'<div class="msg">{_e(f.message)}</div><dl>')
+        if f.observed is not None or f.expected is not None:
+            out.append(f"<dt>observed</dt><dd>{_e(f.observed or '-')}</dd>"
+                       f"<dt>expected</dt><dd>{_e(f.expected or '-')}</dd>")
+        if f.remedy:
+            out.append(f"<dt>remedy</dt><dd><pre>{_e(f.remedy)}</pre></dd>")
+        out.append("</dl></div>")
+    out.append("</div>")
+    return "\n".join(out)

@@ -1,0 +1,84 @@
+"""Prometheus text exposition for node_exporter's textfile collector.
+
+``preflight_check_status{check,host}``: 0 pass, 1 warn, 2 fail, 3 error, -1 skip (not applicable: alerts
+on ``> 0`` ignore it), the worst finding of that check on that host (host="" for cluster-wide findings);
+``preflight_allreduce_busbw_gbps`` / ``preflight_allreduce_algbw_gbps`` per measured device pair; the run's
+verdict, finding counts, host reachability, duration and start time.
+
+>>> from preflight.model import Finding, HostResult, Report, Status
+>>> r = Report([HostResult("n1", "n1", True)], [Finding("os.shm", "n1", Status.WARN, "small")], ["os"], "", 1.0)
+>>> 'preflight_check_status{check="os.shm",host="n1"} 1' in render(r)
+True
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from preflight.model import Report, Status
+
+VALUE = {Status.SKIP: -1, Status.PASS: 0, Status.WARN: 1, Status.FAIL: 2, Status.ERROR: 3}
+
+
+def _label(value: object) -> str:
+    """Escape a label value: backslash, double quote and line feed."""
+    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _labels(**labels: object) -> str:
+    return "{" + ",".join(f'{k}="{_label(v)}"' for k, v in labels.items()) + "}"
+
+
+def _metric(lines: list[str], name: str, help_text: str, samples: list[tuple[str, float]]) -> None:
+    lines.append(f"# HELP {name} {help_text}")
+    lines.append(f"# TYPE {name} gauge")
+    lines.extend(f"{name}{labels} {_number(value)}" for labels, value in samples)
+
+
+def _number(value: float) -> str:
+    """Integers as integers, other floats with full precision (a Unix time must not lose its seconds)."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def render(report: Report) -> str:
+    """The exposition text (ends with a newline, as the textfile collector wants)."""
+    worst: dict[tuple[str, str], Status] = {}
+    for f in report.findings:
+        key = (f.check, f.host or "")
+        worst[key] = Status.worst([f.status, worst.get(key, f.status)])
+    lines: list[str] = []
+    _metric(lines, "preflight_check_status",
+            "Worst result of a check on a host: 0 pass, 1 warn, 2 fail, 3 error, -1 skip.",
+            [(_labels(check=c, host=h), VALUE[s]) for (c, h), s in sorted(worst.items())])
+    busbw: dict[str, float] = {}
+    algbw: dict[str, float] = {}
+    for f in report.findings:
+        if not f.check.startswith("allreduce.") or f.host is None or f.peer is None:
+            continue
+        labels = _labels(host=f.host, device=f.device if f.device is not None else 0, peer=f.peer,
+                         peer_device=f.peer_device if f.peer_device is not None else 0)
+        if f.busbw_gbps is not None:
+            busbw[labels] = min(busbw.get(labels, f.busbw_gbps), f.busbw_gbps)
+        if f.algbw_gbps is not None:
+            algbw[labels] = min(algbw.get(labels, f.algbw_gbps), f.algbw_gbps)
+    if busbw:
+        _metric(lines, "preflight_allreduce_busbw_gbps", "all_reduce bus bandwidth of a device pair in GB/s "
+                "(1e9 bytes, as nccl-tests).", sorted(busbw.items()))
+    if algbw:
+        _metric(lines, "preflight_allreduce_algbw_gbps", "all_reduce algorithm bandwidth of a device pair in GB/s.",
+                sorted(algbw.items()))
+    _metric(lines, "preflight_host_reachable", "1 when preflight reached the host over SSH.",
+            [(_labels(host=h.name), 1 if h.reachable else 0) for h in report.hosts])
+    _metric(lines, "preflight_findings", "Findings of the run by status.",
+            [(_labels(status=k), v) for k, v in report.summary().items()])
+    _metric(lines, "preflight_verdict", "Worst status of the run: 0 pass, 1 warn, 2 fail, 3 error, -1 skip.",
+            [("", VALUE[report.verdict()])])
+    _metric(lines, "preflight_complete", "1 when the run was not interrupted.", [("", 1 if report.complete else 0)])
+    _metric(lines, "preflight_duration_seconds", "Wall time of the run.", [("", report.duration_s)])
+    try:
+        started = datetime.fromisoformat(report.started).timestamp()
+    except ValueError:
+        started = None
+    if started is not None:
+        _metric(lines, "preflight_started_timestamp_seconds", "Start of the run (Unix time).", [("", started)])
+    return "\n".join(lines) + "\n"
