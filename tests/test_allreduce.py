@@ -292,3 +292,12 @@ def test_device_slow_with_every_local_partner() -> None:
     pairs = [f for f in findings if f.status == Status.FAIL and f.peer is not None]
     assert sorted((f.device, f.peer_device) for f in pairs) == [(2, 0), (2, 1), (2, 3)]
     assert all(f.host == "n1" == f.peer for f in pairs)
+
+
+def test_slow_host_among_three_is_found_although_it_is_in_most_pairs() -> None:
+    """n3 is in 2 of the 3 pairs: a plain median of pairs would be its own slow figure."""
+    ctx = context(3)
+    findings = run(ctx, lambda p: 0.006 if "n3" in (p.host, p.peer) else 1.0)
+    suspect = [f for f in findings if f.status == Status.FAIL and f.peer is None]
+    assert [(f.host, f.device) for f in suspect] == [("n3", None)]
+    assert statuses(findings, "allreduce.busbw") == {"n1": Status.PASS, "n2": Status.PASS, "n3": Status.FAIL}

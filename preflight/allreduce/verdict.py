@@ -1,7 +1,9 @@
 """Pure judging of all_reduce pair results: slow pairs, the suspect host, link problems.
 
 A pair's figure is its busbw at the largest size it measured; it is slow when below
-``fraction`` x the median of its class (intra / inter) at that size, or below ``floor_gbps``.
+``fraction`` x the reference of its class (intra / inter) at that size (the median over device
+endpoints of each endpoint's median pair: robust to a slow host that is in most pairs), or below
+``floor_gbps``.
 A host slow with every partner (at least two) is the suspect; a slow pair between two otherwise
 healthy hosts is a link problem.
 
@@ -45,6 +47,21 @@ def median(values: Sequence[float]) -> float:
     ordered = sorted(values)
     mid = len(ordered) // 2
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def reference(results: Sequence[PairResult], size: int) -> float:
+    """The healthy figure at ``size``: the median over endpoints (host, device) of each one's median pair.
+
+    A plain median of pairs fails on small clusters: with 3 hosts a slow host is in 2 of the 3 pairs
+    and would be the median itself. Each endpoint's own median keeps one slow partner from dragging a
+    healthy endpoint down, so the reference stays at the healthy figure.
+    """
+    per_endpoint: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for r in results:
+        if size in r.busbw:
+            per_endpoint[(r.pair.host, r.pair.device)].append(r.busbw[size])
+            per_endpoint[(r.pair.peer, r.pair.peer_device)].append(r.busbw[size])
+    return median([median(v) for v in per_endpoint.values()]) if per_endpoint else 0.0
 
 
 @dataclass
@@ -127,8 +144,7 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
     slow: list[PairResult] = []
     medians: dict[int, float] = {}
     for r in measured:
-        same = [o.busbw[r.size] for o in measured if o.pair.kind == r.pair.kind and r.size in o.busbw]
-        medians[r.pair.index] = median(same)
+        medians[r.pair.index] = reference([o for o in measured if o.pair.kind == r.pair.kind], r.size)
         if r.figure < fraction * medians[r.pair.index] or (floor_gbps > 0 and r.figure < floor_gbps):
             slow.append(r)
     slow_ids = {r.pair.index for r in slow}
@@ -156,7 +172,7 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
     for r in slow:
         p = r.pair
         figure = (f"busbw {r.figure:.3g} GB/s (algbw {r.algbw[r.size]:.3g}) at {_size(r.size)} "
-                  f"(median {medians[p.index]:.3g} of {p.kind}-host pairs)")
+                  f"(reference {medians[p.index]:.3g}: median of the {p.kind}-host pairs' endpoints)")
         culprit = _culprit(p, suspects, bad_devices)
         if culprit is not None:
             leader = culprit[0] == p.host and culprit[1] in (None, p.device)  # the culprit is rank 0's side
