@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from types import FrameType
 from typing import Annotated
 
 import typer
@@ -73,10 +71,6 @@ def _default_report_dir() -> Path:
         except FileExistsError:
             n += 1
             candidate = base.with_name(f"{stamp}-{n}")
-
-
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
 
 
 @app.command()
@@ -183,17 +177,7 @@ def _run(hosts: Path | None, checks: list[str] | None, skip: list[str] | None, p
         progress.update(task, advance=1, status=f"unreachable {len(problems)}  waiting for {still or '-'}")
 
     engine = Engine(inventory, chosen, options, transport_factory=factory, on_host_done=host_done)
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    complete = True
-    try:
-        with progress:
-            engine.gather()
-        engine.activate()
-    except KeyboardInterrupt:
-        complete = False
-    finally:
-        engine.close()
-        signal.signal(signal.SIGTERM, previous)
+    complete = engine.run_interruptible(gathering=progress)
     report = engine.report(complete=complete)
     report = drain.apply(report, max_unhealthy)[0]
     if outputs:

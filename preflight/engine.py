@@ -6,12 +6,15 @@ does not finish in time, becomes an ``error`` finding while every other host is 
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from types import FrameType
 
 from preflight import __version__
 from preflight.batch import NOT_RUN, SUDO_CHECK, Probe, ProbeOutput, as_root, build_script, new_nonce, parse_output
@@ -335,8 +338,29 @@ class Engine:
         self.activate()
         return self.report()
 
+    def run_interruptible(self, gathering: AbstractContextManager[object] | None = None) -> bool:
+        """Gather (inside ``gathering``, e.g. a progress bar) and run the active phases, SIGTERM acting as
+        Ctrl-C; the sessions are closed either way. True when it ran to the end, False when interrupted
+        (``report(complete=False)`` then holds what was gathered). Call from the main thread.
+        """
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        try:
+            with gathering or nullcontext():
+                self.gather()
+            self.activate()
+            return True
+        except KeyboardInterrupt:
+            return False
+        finally:
+            self.close()
+            signal.signal(signal.SIGTERM, previous)
+
 
 _SUDO_KEY = "ssh/sudo"
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
 
 
 def _sudo_finding(host: Host, output: ProbeOutput) -> Finding:

@@ -11,13 +11,11 @@
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from rich.console import Console
@@ -66,25 +64,11 @@ def prepare(inventory: Inventory, argv: Sequence[str], environ: Mapping[str, str
     return replace(inventory, hosts=hosts, cluster=cluster), plan
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def diagnose(inventory: Inventory, plan: Plan, options: RunOptions) -> tuple[Report, dict[str, Any]]:
     """Gather, run the port test and the dry run, judge; the report (diagnose findings only) and the summary."""
     check = DiagnoseCheck(plan)
     engine = Engine(inventory, [NetCheck(), PortsCheck(), FirewallCheck(), check], replace(options, only=("diagnose",)))
-    previous = signal.signal(signal.SIGTERM, _interrupt)
-    complete = True
-    try:
-        engine.gather()
-        engine.activate()
-    except KeyboardInterrupt:
-        complete = False
-    finally:
-        engine.close()
-        signal.signal(signal.SIGTERM, previous)
-    report = engine.report(complete=complete)
+    report = engine.report(complete=engine.run_interruptible())
     facts = engine.facts()[0].get(check.ident, {})
     summary = check.summary_of(facts, engine.outcomes.get(check.ident, []))
     combined = check.corrected_launch(facts, engine.outcomes.get(check.ident, []), engine.context(check))
