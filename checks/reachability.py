@@ -282,7 +282,7 @@ class ReachabilityCheck(ActiveCheck):
                 problem_hosts.add(target.host)
                 findings.append(finding(
                     check, target.host, Status.FAIL,
-                    f"{check}: no host could connect to {where}: {kinds} ({_meaning(kinds)})",
+                    f"{check}: no host could connect to {where}: {kinds} ({connect_meaning(kinds)})",
                     observed=f"{len(failed)}/{len(sources)} hosts: {kinds}", expected="every host connects",
                     remedy=_remedy(target.port)))
                 continue
@@ -290,7 +290,7 @@ class ReachabilityCheck(ActiveCheck):
                 problem_hosts.add(source)
                 findings.append(finding(
                     check, source, Status.FAIL,
-                    f"{check}: {source} cannot connect to {where}: {result} ({_meaning(result)})",
+                    f"{check}: {source} cannot connect to {where}: {result} ({connect_meaning(result)})",
                     observed=result, expected="connect", peer=target.host,
                     remedy=f"on {target.host}: {_remedy(target.port)}; or check the route from {source}"))
         for host in usable:
@@ -308,7 +308,8 @@ def _int(value: object, default: int) -> int:
         return default
 
 
-def _meaning(result: str) -> str:
+def connect_meaning(result: str) -> str:
+    """What a connector's result says about the path, e.g. ``timeout`` -> packets dropped (DROP rule)."""
     if "timeout" in result:
         return "packets dropped: a firewall DROP rule or a black-holed route"
     if "refused" in result:

@@ -36,7 +36,7 @@ from preflight.checks.allreduce import TORCH_PROBE
 from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOutcome, finding
 from preflight.checks.firewall import FirewallCheck
 from preflight.checks.net import IFACE_VARS, _ClusterView, parse_getent
-from preflight.checks.reachability import CONNECTOR, LISTENER, parse_listeners, parse_results
+from preflight.checks.reachability import CONNECTOR, LISTENER, connect_meaning, parse_listeners, parse_results
 from preflight.diagnose.launch import Launch, parse_launch
 from preflight.diagnose.worker import DRYRUN
 from preflight.inventory import ClusterSpec, Host
@@ -591,7 +591,7 @@ class _Judge:
                 if rule is not None and rule.remedy:
                     named, fix = f"; the rule: `{rule.observed}` (firewall.rules)", rule.remedy
                 return [finding(check, host, Status.FAIL,
-                                f"{check}: no host could connect to {master}:{port}: {kinds} ({_meaning(kinds)})"
+                                f"{check}: no host could connect to {master}:{port}: {kinds} ({connect_meaning(kinds)})"
                                 f"{named}; fix: {fix}", observed=f"{len(failed)}/{len(sources)} hosts: {kinds}",
                                 expected="every host connects", remedy=fix)]
             return [finding(check, host, Status.PASS, f"{check}: {len(sources) - len(failed)}/{len(sources)} hosts "
@@ -606,7 +606,7 @@ class _Judge:
             return []  # every host failed: the master's finding says so
         return [finding(check, host, Status.FAIL,
                         f"{check}: {host} cannot connect to {where}: {result['result']} "
-                        f"({_meaning(str(result['result']))}); fix: {fix}; or check the route from {host}",
+                        f"({connect_meaning(str(result['result']))}); fix: {fix}; or check the route from {host}",
                         observed=str(result["result"]), expected="connect", peer=master, remedy=fix)]
 
     def _firewall(self, host: str) -> Finding | None:
@@ -765,13 +765,3 @@ class _Judge:
         others = [r for r in dict.fromkeys(self.remedies) if r != combined and not (tail and tail in r)]
         parts = ([combined] if combined else []) + others[:2]
         return "; also: ".join(parts) or "fix the other diagnose.* findings above, then rerun preflight diagnose"
-
-
-def _meaning(result: str) -> str:
-    if "timeout" in result:
-        return "packets dropped: a firewall DROP rule or a black-holed route"
-    if "refused" in result:
-        return "actively refused: a firewall REJECT rule, or nothing listening"
-    if "unreachable" in result:
-        return "no route to the host"
-    return "see the result code"
