@@ -34,7 +34,6 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -95,17 +94,3 @@ def uninstall(cluster: NetnsCluster, node: Node | str) -> None:
     root = cluster.nvidia_root(node)
     shutil.rmtree(root / "bin", ignore_errors=True)
     (root / "sim_state.json").unlink(missing_ok=True)
-
-
-def simulated_cluster(cluster_fixture: Callable[..., Iterator[NetnsCluster]],
-                      tmp_path_factory: Any, size: int, name: str, subnet: int,
-                      state_for: Callable[[int], dict[str, Any]]) -> Iterator[NetnsCluster]:
-    """A module's cluster with the simulators on every node (node k gets ``state_for(k)``), removed after."""
-    for built in cluster_fixture(tmp_path_factory, size=size, name=name, subnet=subnet):
-        for k, node in enumerate(built.nodes, start=1):
-            install(built, node, state_for(k))
-        try:
-            yield built
-        finally:
-            for node in built.nodes:
-                uninstall(built, node)

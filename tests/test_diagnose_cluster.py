@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import by_host
 from conftest import cluster_fixture
 from netns_cluster import NetnsCluster
 
@@ -61,10 +62,6 @@ def diagnose(hosts: Path, tmp_path: Path, *launch: str, env: dict[str, str] | No
 
 def statuses(report: dict[str, Any], check: str) -> dict[str, str]:
     return {f["host"]: f["status"] for f in report["findings"] if f["check"] == check}
-
-
-def by_host(report: dict[str, Any], check: str) -> dict[str, dict[str, Any]]:
-    return {f["host"]: f for f in report["findings"] if f["check"] == check}
 
 
 def bad(report: dict[str, Any]) -> set[tuple[str, str | None, str]]:

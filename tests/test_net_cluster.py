@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+from cli_runner import by_host, not_passing
 from conftest import cluster_fixture
 from netns_cluster import NetnsCluster
 
@@ -36,15 +37,6 @@ def run_net(hosts: Path, tmp_path: Path) -> tuple[int, dict[str, Any]]:
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode in (0, 1), proc.stderr
     return proc.returncode, json.loads(proc.stdout)
-
-
-def not_passing(report: dict[str, Any]) -> set[tuple[str, str | None, str]]:
-    return {(f["check"], f["host"], f["status"]) for f in report["findings"]
-            if f["status"] != "pass" and f["check"] != "ssh.connect"}
-
-
-def by_host(report: dict[str, Any], check: str) -> dict[str, dict[str, Any]]:
-    return {f["host"]: f for f in report["findings"] if f["check"] == check}
 
 
 def etc_hosts(cluster: NetnsCluster, override: dict[str, str] | None = None, own_loopback: str | None = None) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from ascend_sim import healthy_state, install, tools_dir, uninstall
+from cli_runner import by_host, not_passing
 from conftest import cluster_fixture
 from netns_cluster import NetnsCluster
 
@@ -54,15 +55,6 @@ def run(cluster: NetnsCluster, tmp_path: Path, accelerator: str = "npu") -> tupl
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode in (0, 1), proc.stderr
     return proc.returncode, json.loads(proc.stdout), record
-
-
-def not_passing(report: dict[str, Any]) -> set[tuple[str, str | None, str]]:
-    return {(f["check"], f["host"], f["status"]) for f in report["findings"]
-            if f["status"] != "pass" and f["check"] != "ssh.connect"}
-
-
-def by_host(report: dict[str, Any], check: str) -> dict[str, dict[str, Any]]:
-    return {f["host"]: f for f in report["findings"] if f["check"] == check}
 
 
 @pytest.mark.parametrize(("chip", "generation"), [("910B3", "A2"), ("910ProB", "910A")])

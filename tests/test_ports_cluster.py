@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import by_host
 from conftest import cluster_fixture
 from netns_cluster import NetnsCluster
 
@@ -117,10 +118,6 @@ def run_json(hosts: Path, tmp_path: Path, checks: str = "ports,sysctl") -> tuple
 
 def statuses(report: dict[str, Any], check: str) -> dict[str | None, str]:
     return {f["host"]: f["status"] for f in report["findings"] if f["check"] == check}
-
-
-def by_host(report: dict[str, Any], check: str) -> dict[str | None, dict[str, Any]]:
-    return {f["host"]: f for f in report["findings"] if f["check"] == check}
 
 
 def problems(report: dict[str, Any]) -> set[tuple[str, str | None, str]]:

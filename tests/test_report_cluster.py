@@ -10,7 +10,6 @@ import re
 import shutil
 import struct
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 import zlib
 from collections import Counter
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import preflight
 from conftest import cluster_fixture
 from netns_cluster import NetnsCluster
 from prometheus_client.parser import text_string_to_metric_families
@@ -45,11 +45,6 @@ class Run:
         return self.dir / name
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "preflight", *args], capture_output=True, text=True, timeout=180,
-                          check=False)
-
-
 def run(cluster: NetnsCluster, where: Path, *extra: str) -> Run:
     import yaml
 
@@ -58,7 +53,7 @@ def run(cluster: NetnsCluster, where: Path, *extra: str) -> Run:
     doc["checks"] = {"allreduce": PARAMS}
     hosts.write_text(yaml.safe_dump(doc, sort_keys=False))
     out = where / "r"
-    proc = cli("run", "--hosts", str(hosts), "--checks", "allreduce,versions", "--report-dir", str(out),
+    proc = preflight("run", "--hosts", str(hosts), "--checks", "allreduce,versions", "--report-dir", str(out),
                "--junit", str(out / "junit.xml"), "--prometheus", str(out / "preflight.prom"),
                "--markdown", str(out / "summary.md"), *extra)
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
@@ -78,7 +73,7 @@ def healthy(cluster: NetnsCluster, tmp_path_factory: pytest.TempPathFactory) -> 
 @pytest.fixture(scope="module")
 def baseline(healthy: Run, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("store") / "baseline.json"
-    proc = cli("baseline", "save", str(healthy.file("report.json")), "--baseline", str(path))
+    proc = preflight("baseline", "save", str(healthy.file("report.json")), "--baseline", str(path))
     assert proc.returncode == 0 and path.exists(), proc.stderr
     return path
 
@@ -155,7 +150,7 @@ def test_throttled_host_is_red_everywhere(throttled: Run, healthy: Run) -> None:
 
 def test_diff_and_rerender_of_the_saved_runs(healthy: Run, throttled: Run, tmp_path: Path) -> None:
     old, new = str(healthy.file("report.json")), str(throttled.file("report.json"))
-    proc = cli("diff", old, new, "--json")
+    proc = preflight("diff", old, new, "--json")
     assert proc.returncode == 1, proc.stderr
     data = json.loads(proc.stdout)
     down = {frozenset((b["host"], b["peer"])) for b in data["busbw_down"]}
@@ -163,9 +158,9 @@ def test_diff_and_rerender_of_the_saved_runs(healthy: Run, throttled: Run, tmp_p
     assert all(b["change_pct"] < -5 for b in data["busbw_down"])
     assert ("allreduce.busbw", "node3") in {(c["check"], c["host"]) for c in data["worse"]}
     assert data["version_drift"] == []
-    back = cli("diff", new, old, "--threshold", "0.8")  # healthy pairs differ by up to ~60% between runs here
+    back = preflight("diff", new, old, "--threshold", "0.8")  # healthy pairs differ by up to ~60% between runs here
     assert back.returncode == 0 and "fixed    [fail -> pass] allreduce.busbw node3" in back.stdout, back.stdout
-    proc = cli("report", new, "--html", str(tmp_path / "again.html"), "--terminal")
+    proc = preflight("report", new, "--html", str(tmp_path / "again.html"), "--terminal")
     assert proc.returncode == 1 and "all_reduce busbw (GB/s)" in proc.stdout
     svg = re.compile(r"<svg.*?</svg>", re.S)
     assert svg.findall((tmp_path / "again.html").read_text()) == svg.findall(throttled.file("report.html").read_text())

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from itertools import combinations
 from pathlib import Path
 
 import pytest
+from cli_runner import preflight
 from prometheus_client.parser import text_string_to_metric_families
 from rich.console import Console
 
@@ -255,55 +254,50 @@ def test_baseline_findings_flag_drops_and_drift() -> None:
     assert {f.status for f in quiet} == {Status.PASS} and len(quiet) == 8
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "preflight", *args], capture_output=True, text=True, timeout=60,
-                          check=False)
-
-
 def test_report_command_rerenders_and_refuses_other_files(tmp_path: Path) -> None:
     saved = json_report.write(sample(), tmp_path / "run")
     out = tmp_path / "out"
-    proc = cli("report", str(saved), "--html", str(out / "r.html"), "--junit", str(out / "j.xml"),
+    proc = preflight("report", str(saved), "--html", str(out / "r.html"), "--junit", str(out / "j.xml"),
                "--prometheus", str(out / "p.prom"), "--markdown", str(out / "m.md"))
     assert proc.returncode == 1, proc.stderr  # the saved run failed
     assert (out / "r.html").read_text() == html.render(json_report.load(saved))
     ET.parse(out / "j.xml")
     assert list(text_string_to_metric_families((out / "p.prom").read_text()))
     assert (out / "m.md").read_text().startswith("## preflight: **ERROR**")
-    term = cli("report", str(saved))
+    term = preflight("report", str(saved))
     assert term.returncode == 1 and "hosts x checks" in term.stdout and "Problems (4)" in term.stdout
     (tmp_path / "other.json").write_text('{"schema": "something/2"}')
     (tmp_path / "junk.json").write_text("{not json")
     for name in ("other.json", "junk.json", "missing.json"):
-        proc = cli("report", str(tmp_path / name), "--terminal")
+        proc = preflight("report", str(tmp_path / name), "--terminal")
         assert proc.returncode == 2 and proc.stdout == ""
         assert proc.stderr.startswith(f"preflight: {tmp_path / name}: "), proc.stderr
-    other = cli("report", str(tmp_path / "other.json")).stderr
+    other = preflight("report", str(tmp_path / "other.json")).stderr
     assert "schema is 'something/2', expected 'preflight.report/1'" in other
 
 
 def test_diff_and_baseline_commands(tmp_path: Path) -> None:
     good = json_report.write(sample(slow=None, evil=False), tmp_path / "good")
     bad = json_report.write(sample(slow="n3", evil=False), tmp_path / "bad")
-    proc = cli("diff", str(good), str(bad))
+    proc = preflight("diff", str(good), str(bad))
     assert proc.returncode == 1 and "WORSE" in proc.stdout
     assert "busbw    n1:0 <-> n3:0: 10 -> 0.5 GB/s (-95.0%)" in proc.stdout
     assert "worse    [pass -> fail] allreduce.busbw n3 <-> n1: allreduce.busbw: n3<->n1" in proc.stdout
-    proc = cli("diff", str(bad), str(good), "--json")
+    proc = preflight("diff", str(bad), str(good), "--json")
     data = json.loads(proc.stdout)
     assert proc.returncode == 0 and data["got_worse"] is False and len(data["fixed"]) == 6
     assert data["busbw_down"] == [] and data["version_drift"] == []
-    assert cli("diff", str(good), str(good)).returncode == 0
-    assert cli("diff", str(good), str(tmp_path / "nope.json")).returncode == 2
+    assert preflight("diff", str(good), str(good)).returncode == 0
+    assert preflight("diff", str(good), str(tmp_path / "nope.json")).returncode == 2
     store = tmp_path / "store" / "baseline.json"
-    refused = cli("baseline", "save", str(bad), "--baseline", str(store))
+    refused = preflight("baseline", "save", str(bad), "--baseline", str(store))
     assert refused.returncode == 2 and "not a known-good run" in refused.stderr and not store.exists()
-    assert cli("baseline", "save", str(good), "--baseline", str(store)).returncode == 0
+    assert preflight("baseline", "save", str(good), "--baseline", str(store)).returncode == 0
     assert json_report.load(store).findings == json_report.load(good).findings
-    show = cli("baseline", "show", "--baseline", str(store))
+    show = preflight("baseline", "show", "--baseline", str(store))
     assert show.returncode == 0 and "4 hosts" in show.stdout and "6 all_reduce pairs" in show.stdout
-    proc = cli("diff", str(bad), "--baseline", str(store), "--json")
+    proc = preflight("diff", str(bad), "--baseline", str(store), "--json")
     assert proc.returncode == 1 and json.loads(proc.stdout)["old"] == str(store)
     (tmp_path / "wrong.json").write_text("[]")
-    proc = cli("run", "--baseline", str(tmp_path / "wrong.json"), "--checks", "sysctl")
+    proc = preflight("run", "--baseline", str(tmp_path / "wrong.json"), "--checks", "sysctl")
     assert proc.returncode == 2 and proc.stderr.startswith("preflight: --baseline: ")

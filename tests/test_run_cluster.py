@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from cli_runner import preflight
 from conftest import cluster_fixture
 from netns_cluster import NetnsCluster
 
@@ -34,11 +35,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsCluster]:
 @pytest.fixture
 def hosts_file(cluster: NetnsCluster, tmp_path: Path) -> Path:
     return cluster.write_hosts_yaml(tmp_path / "hosts.yaml")
-
-
-def preflight(*args: str | Path, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "preflight", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd, check=False)
 
 
 def run_json(hosts: Path, tmp_path: Path, *extra: str) -> tuple[int, dict[str, Any]]:

@@ -12,7 +12,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
+from cli_runner import preflight
 from conftest import cluster_fixture
 from netns_cluster import NetnsCluster
 
@@ -36,12 +36,6 @@ PASSWORD = "hunter2hunter2"
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsCluster]:
     yield from cluster_fixture(tmp_path_factory, size=3, name="pfsec", subnet=41)
-
-
-def preflight(*args: str | Path, env: dict[str, str] | None = None,
-              timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "preflight", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, check=False, env={**os.environ, **(env or {})})
 
 
 def run_json(hosts: Path, tmp_path: Path, *extra: str, env: dict[str, str] | None = None

@@ -1,0 +1,33 @@
+"""Running the real CLI from the tests, and reading its JSON report.
+
+>>> report = {"findings": [{"check": "sysctl.somaxconn", "host": "node1", "status": "fail"},
+...                        {"check": "ssh.connect", "host": "node2", "status": "error"}]}
+>>> sorted(not_passing(report)), list(by_host(report, "sysctl.somaxconn"))
+([('sysctl.somaxconn', 'node1', 'fail')], ['node1'])
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def preflight(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None,
+              timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """``python -m preflight ARGS`` with its output captured (``env`` is added to this environment)."""
+    return subprocess.run([sys.executable, "-m", "preflight", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd, check=False, env={**os.environ, **(env or {})})
+
+
+def not_passing(report: dict[str, Any]) -> set[tuple[str, str | None, str]]:
+    """(check, host, status) of every finding that is not a pass, ssh.connect left out."""
+    return {(f["check"], f["host"], f["status"]) for f in report["findings"]
+            if f["status"] != "pass" and f["check"] != "ssh.connect"}
+
+
+def by_host(report: dict[str, Any], check: str) -> dict[str, dict[str, Any]]:
+    """The findings of ``check``, keyed by host (None for a cluster-wide one; the last one wins)."""
+    return {f["host"]: f for f in report["findings"] if f["check"] == check}
