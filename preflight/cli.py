@@ -10,7 +10,6 @@ import json
 import os
 import sys
 from dataclasses import replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated
 
@@ -58,19 +57,6 @@ def _split(values: list[str] | None) -> list[str]:
 def _fail_usage(message: str) -> typer.Exit:
     sys.stderr.write(f"preflight: {message}\n")  # unwrapped: scripts grep for FILE:LINE
     return typer.Exit(EXIT_USAGE)
-
-
-def _default_report_dir() -> Path:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    base = Path("reports") / stamp
-    candidate, n = base, 1
-    while True:  # two runs in the same second get different folders
-        try:
-            candidate.mkdir(parents=True, exist_ok=False)
-            return candidate
-        except FileExistsError:
-            n += 1
-            candidate = base.with_name(f"{stamp}-{n}")
 
 
 @app.command()
@@ -184,7 +170,7 @@ def _run(hosts: Path | None, checks: list[str] | None, skip: list[str] | None, p
         report = outputs.with_baseline(report)
     if record:
         recorder.record(engine, record)
-    directory = report_dir or _default_report_dir()
+    directory = report_dir or json_report.new_report_dir()
     path = json_report.write(report, directory)
     html_report.write(report, directory)  # always next to report.json
     if outputs:

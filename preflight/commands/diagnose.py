@@ -40,6 +40,7 @@ def register(app: typer.Typer) -> None:
         from preflight.diagnose import run
         from preflight.engine import RunOptions
         from preflight.inventory import InventoryError, load_inventory, local_inventory
+        from preflight.render import json_report
 
         try:
             inventory = load_inventory(hosts, known_params()) if hosts else local_inventory()
@@ -50,7 +51,7 @@ def register(app: typer.Typer) -> None:
         options = RunOptions(parallel=parallel, connect_timeout=connect_timeout, host_timeout=host_timeout,
                              accept_new_host_keys=accept_new_host_keys)
         report, summary = run.diagnose(inventory, plan, options)
-        run.write_and_print(report, summary, report_dir or run.default_report_dir(), json_out)
+        run.write_and_print(report, summary, report_dir or json_report.new_report_dir(), json_out)
         if not report.complete:
             sys.stdout.flush()
             os._exit(130)

@@ -14,7 +14,6 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -152,20 +151,6 @@ def write_and_print(report: Report, summary: Mapping[str, Any], directory: Path,
         render(report, summary, console)
         console.print(f"\nreport: {path}")
     return path
-
-
-def default_report_dir() -> Path:
-    """``reports/<UTC time>/`` (``-2``, ``-3``... when two runs share a second), like ``preflight run``."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    base = Path("reports") / stamp
-    candidate, n = base, 1
-    while True:
-        try:
-            candidate.mkdir(parents=True, exist_ok=False)
-            return candidate
-        except FileExistsError:
-            n += 1
-            candidate = base.with_name(f"{stamp}-{n}")
 
 
 def environ() -> dict[str, str]:

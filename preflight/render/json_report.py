@@ -4,9 +4,23 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime, timezone
 from pathlib import Path
 
 from preflight.model import SCHEMA, Finding, HostResult, Report
+
+
+def new_report_dir(base: Path = Path("reports")) -> Path:
+    """A fresh ``reports/<UTC time>/`` (``-2``, ``-3``... when two runs share a second), created."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    candidate, n = base / stamp, 1
+    while True:
+        try:
+            candidate.mkdir(parents=True, exist_ok=False)
+            return candidate
+        except FileExistsError:
+            n += 1
+            candidate = base / f"{stamp}-{n}"
 
 
 def dumps(report: Report) -> str:
