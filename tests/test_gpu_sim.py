@@ -29,7 +29,7 @@ def gather(check: Check, bin_dir: Path) -> Facts:
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
     run = subprocess.run(["sh", "-s"], input=build_script(probes, "T").encode(), capture_output=True, env=env,
                          timeout=60, check=False)
-    outputs: dict[str, ProbeOutput] = parse_output(run.stdout, [p.key for p in probes], "T")
+    outputs: dict[str, ProbeOutput] = parse_output(run.stdout, [p.key for p in probes], "T", run.stderr)
     return check.parse(outputs)
 
 

@@ -113,21 +113,23 @@ def test_max_unhealthy_trips_past_the_limit() -> None:
 
 
 def test_srun_payload_runs_each_nodes_script_and_splits_back() -> None:
-    scripts = {name: build_script([Probe("who", f"echo I am {name}")], nonce=f"nonce{name}")
-               for name in ("n1", "n2")}
+    scripts = {name: build_script([Probe("who", f"echo I am {name}; echo {name} complains >&2")],
+                                  nonce=f"nonce{name}") for name in ("n1", "n2")}
     payload = build_payload(scripts)
-    assert payload.count("BEGIN") == 2  # two different bodies; equal ones are carried once:
+    assert payload.count("pf_run who") == 2  # two different bodies; equal ones are carried once:
     same = {n: build_script([Probe("who", "hostname")], nonce=f"x{n}") for n in ("a", "b", "c")}
-    assert build_payload(same).count("BEGIN") == 1
-    out = b""
+    assert build_payload(same).count("pf_run who") == 1
+    out, err = b"", b""
     for task, name in enumerate(("n2", "n1")):  # what `srun --label` prints, tasks interleaved by line
         run = subprocess.run(["sh", "-s"], input=payload.encode(), capture_output=True,
                              env={**os.environ, "SLURMD_NODENAME": name}, check=True)
         out += b"".join(f"{task}: ".encode() + line for line in run.stdout.splitlines(keepends=True))
-    parts = split_labelled(out)
-    assert set(parts) == {"n1", "n2"}
+        err += b"".join(f"{task}: ".encode() + line for line in run.stderr.splitlines(keepends=True))
+    parts, errors = split_labelled(out), split_labelled(err)
+    assert set(parts) == set(errors) == {"n1", "n2"}
     for name in ("n1", "n2"):
-        assert parse_output(parts[name], ["who"], f"nonce{name}")["who"].stdout == f"I am {name}\n"
+        who = parse_output(parts[name], ["who"], f"nonce{name}", errors[name])["who"]
+        assert (who.stdout, who.stderr) == (f"I am {name}\n", f"{name} complains\n")
     stranger = subprocess.run(["sh", "-s"], input=payload.encode(), capture_output=True,
                               env={**os.environ, "SLURMD_NODENAME": "n9"})
     assert stranger.returncode == 99 and b"not in the host list" in stranger.stderr

@@ -83,6 +83,7 @@ def build_payload(scripts: Mapping[str, str]) -> str:
     lines = [
         'pf_node="${SLURMD_NODENAME:-$(hostname)}"',
         f"printf '%s %s\\n' {HEADER} \"$pf_node\"",
+        f"printf '%s %s\\n' {HEADER} \"$pf_node\" >&2",
         'case "$pf_node" in',
         *table,
         "  *) echo \"preflight: node $pf_node is not in the host list\" >&2; exit 99;;",
@@ -139,6 +140,7 @@ class SlurmBatch:
         self._started = False
         self._done = threading.Event()
         self._results: dict[str, bytes] = {}
+        self._errors: dict[str, bytes] = {}
         self._stderr = b""
         self._status: int | None = None
         self._timed_out = False
@@ -171,8 +173,8 @@ class SlurmBatch:
             said = " ".join(self._stderr.decode("utf-8", "replace").split())[-400:]
             raise TransportError("slurm", f"no output from {host} through srun (exit {self._status}): "
                                           f"{said or 'nothing on stderr'}")
-        return Execution(self._results[host], b"", 0 if self._status == 0 else self._status, self._timed_out,
-                         self._seconds)
+        return Execution(self._results[host], self._errors.get(host, b""), 0 if self._status == 0 else self._status,
+                         self._timed_out, self._seconds)
 
     def _run(self, timeout: float) -> None:
         start = time.monotonic()
@@ -192,8 +194,10 @@ class SlurmBatch:
                     _kill_group(proc.pid)
                     out, err = proc.communicate()
             self._status = None if self._timed_out else proc.returncode
-            self._stderr = err
+            # srun's own complaints, without the probes' framed stderr (kept per node in _errors)
+            self._stderr = b"".join(line for line in err.splitlines(True) if b"@@PF-" not in line)
             self._results = {node: data for node, data in split_labelled(out).items() if node in scripts}
+            self._errors = {node: data for node, data in split_labelled(err).items() if node in scripts}
         except OSError as exc:
             self._stderr = f"cannot run {self.srun}: {exc}".encode()
         finally:

@@ -21,6 +21,15 @@ SYSTEM_KNOWN_HOSTS = Path("/etc/ssh/ssh_known_hosts")
 _KNOWN_HOSTS_LOCK = threading.Lock()
 
 
+MAX_STREAM_BYTES = 64 << 20  # per script run and stream: a runaway probe cannot exhaust the controller
+
+
+def _keep(buffer: bytearray, data: bytes) -> None:
+    """Append ``data`` while ``buffer`` is under ``MAX_STREAM_BYTES``."""
+    if len(buffer) < MAX_STREAM_BYTES:
+        buffer += data[:MAX_STREAM_BYTES - len(buffer)]
+
+
 class _AcceptNewPolicy(paramiko.MissingHostKeyPolicy):
     """Trust a key seen for the first time and append it to known_hosts (never a changed one)."""
 
@@ -154,7 +163,11 @@ class SSHTransport:
                                                 f"{self.host.address}:{self.host.port}: {exc}") from exc
 
     def run_script(self, script: str, timeout: float) -> Execution:
-        """Send ``script`` to ``sh -s`` and collect output until it exits or ``timeout`` passes."""
+        """Send ``script`` to ``sh -s`` and collect output until it exits or ``timeout`` passes.
+
+        At most ``MAX_STREAM_BYTES`` of each stream are kept (the rest is read and dropped). Once the
+        script has exited, a stray process that still holds its stdout open is not waited for.
+        """
         self.connect()
         assert self.client is not None
         start = time.monotonic()
@@ -164,6 +177,7 @@ class SSHTransport:
             raise TransportError("ssh", "the SSH connection was closed")
         channel = transport.open_session(timeout=max(1.0, timeout))
         out, err = bytearray(), bytearray()
+        quiet_after_exit = 0
         try:
             channel.exec_command("sh -s")
             channel.sendall(script.encode())
@@ -171,18 +185,22 @@ class SSHTransport:
             channel.settimeout(0.2)
             while time.monotonic() < deadline:
                 while channel.recv_stderr_ready():
-                    err += channel.recv_stderr(65536)
+                    _keep(err, channel.recv_stderr(65536))
                 try:
                     data = channel.recv(65536)
                 except TimeoutError:
+                    if channel.exit_status_ready():
+                        quiet_after_exit += 1
+                        if quiet_after_exit >= 3:
+                            break
                     continue
                 if not data:
                     break
-                out += data
+                _keep(out, data)
             else:
                 return Execution(bytes(out), bytes(err), None, True, time.monotonic() - start)
             while channel.recv_stderr_ready():
-                err += channel.recv_stderr(65536)
+                _keep(err, channel.recv_stderr(65536))
             status = channel.recv_exit_status() if channel.status_event.wait(max(0.0, deadline - time.monotonic())) \
                 else None
             return Execution(bytes(out), bytes(err), status, status is None, time.monotonic() - start)
