@@ -37,7 +37,9 @@ from preflight.model import Finding, Status
 
 DF_PATHS = ("/", "/tmp", "/dev/shm")
 DISK_PATHS = ("/", "/tmp")
-_DF = "for p in " + " ".join(DF_PATHS) + "; do printf '== %s\\n' \"$p\"; df -kP \"$p\" 2>&1; done"
+# One df for every path (a row each, in order, when it exits 0); when one path fails, a section per path.
+_DF = ("df -kP " + " ".join(DF_PATHS) + " 2>/dev/null || for p in " + " ".join(DF_PATHS)
+       + "; do printf '== %s\\n' \"$p\"; df -kP \"$p\" 2>&1; done")
 _DF_LINE = re.compile(r"^(?P<fs>.*?)\s+(?P<size>\d+)\s+(?P<used>\d+)\s+(?P<avail>\d+)\s+(?P<cap>\d+%|-)\s+"
                       r"(?P<mount>/.*)$")
 MIB = 1024 * 1024
@@ -131,14 +133,29 @@ def parse_df(text: str) -> dict[str, Any] | None:
 
 
 def parse_df_sections(text: str) -> dict[str, dict[str, Any]]:
-    """``== PATH`` sections of ``df -kP`` output -> path -> usage, or ``{"error": ...}``."""
+    """``df -kP`` output -> path -> usage, or ``{"error": ...}``.
+
+    Either one table with a row per path of DF_PATHS in order, or (when that df failed) ``== PATH``
+    sections of one df each; rows printed before the first section are then ignored.
+
+    >>> row = "tmpfs 100 1 99 1% {}"
+    >>> parse_df_sections("\\n".join(["Filesystem 1024-blocks Used Available Capacity Mounted on",
+    ...                                *(row.format(p) for p in DF_PATHS)]))["/tmp"]["mount"]
+    '/tmp'
+    """
     sections: dict[str, list[str]] = {}
     current: list[str] | None = None
+    leading: list[str] = []
     for line in text.splitlines():
-        if line.startswith("== "):
+        if current is None and not line.startswith("== "):
+            leading.append(line)
+        elif line.startswith("== "):
             current = sections.setdefault(line[3:].strip(), [])
         elif current is not None:
             current.append(line)
+    rows = [line for line in leading if _DF_LINE.match(line.strip())]
+    if not sections and len(rows) == len(DF_PATHS):
+        sections = {path: [row] for path, row in zip(DF_PATHS, rows, strict=True)}
     disks: dict[str, dict[str, Any]] = {}
     for path in DF_PATHS:
         lines = sections.get(path)

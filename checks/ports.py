@@ -52,7 +52,7 @@ for f in /proc/net/tcp /proc/net/tcp6; do
 done
 exit 0
 """
-_RESERVED = "cat /proc/sys/net/ipv4/ip_local_reserved_ports"
+_RESERVED = "cat /proc/sys/net/ipv4/ip_local_reserved_ports"  # numeric sysctl: not read_line
 
 
 # --- the kernel's port list syntax -----------------------------------------------------------

@@ -45,10 +45,51 @@ KEYS = [key for key, _ in LIMITS.values()]
 PORT_RANGE_KEY = "net.ipv4.ip_local_port_range"
 PORT_KEYS = [PORT_RANGE_KEY, RESERVED_KEY]
 
-# Reads /proc/sys directly: works where the sysctl binary is missing. One line per key: "key=value",
-# or the bare key when the file cannot be read (an empty value is a value: nothing reserved).
-_READ = ("for k in {keys}; do if v=$(cat /proc/sys/$(echo \"$k\" | tr . /) 2>/dev/null); "
-         "then printf '%s=%s\\n' \"$k\" \"$v\"; else echo \"$k\"; fi; done")
+# Reads /proc/sys directly (works where the sysctl binary is missing): one `cat` of every key's file,
+# a value per line in KEYS order (each file ends in a newline; an empty value is a value: nothing
+# reserved). When a file cannot be read, a "== key by key" section follows with one line per key:
+# "key=value", or the bare key when it cannot be read. Numeric sysctls cannot be read with the
+# shell's `read` (see batch.read_line), hence cat.
+_BY_KEY = "== key by key"
+
+
+def _read_command(keys: list[str]) -> str:
+    """The probe for ``keys`` (constants of this module: nothing from hosts.yaml).
+
+    >>> _read_command(["net.core.somaxconn"]).split(" 2>")[0]
+    'cat /proc/sys/net/core/somaxconn'
+    """
+    paths = {key: "/proc/sys/" + key.replace(".", "/") for key in keys}
+    by_key = "; ".join(f"if v=$(cat {path} 2>/dev/null); then printf '%s=%s\\n' {key} \"$v\"; else echo {key}; fi"
+                       for key, path in paths.items())
+    return f"cat {' '.join(paths.values())} 2>/dev/null || {{ echo '{_BY_KEY}'; {by_key}; }}"
+
+
+def parse_values(text: str, keys: list[str]) -> dict[str, str | None]:
+    """key -> value with whitespace runs made one space ("" when empty, None when unreadable).
+
+    Keys the output does not report are left out. Also reads the older one-line-per-key form
+    ("key=value", or the bare key) of recorded runs.
+
+    >>> parse_values("65535\\n32768\\t60999\\n\\n", ["a", "b", "c"])
+    {'a': '65535', 'b': '32768 60999', 'c': ''}
+    >>> parse_values("65535\\n== key by key\\na=65535\\nb\\n", ["a", "b"])
+    {'a': '65535', 'b': None}
+    """
+    lines = text.splitlines()
+    by_key = lines[lines.index(_BY_KEY) + 1:] if _BY_KEY in lines else None
+    if by_key is None and any(line.partition("=")[0].strip() in keys for line in lines):
+        by_key = lines
+    if by_key is not None:
+        found: dict[str, str | None] = {}
+        for line in by_key:
+            key, sep, value = line.partition("=")
+            if key.strip() in keys:
+                found[key.strip()] = " ".join(value.split()) if sep else None
+        return found
+    if len(lines) != len(keys):
+        return {}
+    return {key: " ".join(value.split()) for key, value in zip(keys, lines, strict=True)}
 
 
 class SysctlCheck(Check):
@@ -60,21 +101,13 @@ class SysctlCheck(Check):
     needs = ("versions",)  # the CANN version decides how many HCCL ports there are
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        return [Probe("read", _READ.format(keys=" ".join(KEYS + PORT_KEYS)), timeout=5)]
+        return [Probe("read", _read_command(KEYS + PORT_KEYS), timeout=5)]
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
-        values: dict[str, str | None] = {key: None for key in KEYS}
-        ports: dict[str, str | None] = {}
-        for line in outputs["read"].stdout.splitlines():
-            key, sep, value = line.partition("=")
-            key = key.strip()
-            if sep and key in values:
-                values[key] = value.strip() or None
-            elif key in PORT_KEYS:
-                ports[key] = " ".join(value.split()) if sep else None
-        facts: Facts = {"values": values}
-        if ports:  # absent from facts recorded before sysctl.port_range existed: that check is then not judged
-            facts["ports"] = {key: ports.get(key) for key in PORT_KEYS}
+        found = parse_values(outputs["read"].stdout, KEYS + PORT_KEYS)
+        facts: Facts = {"values": {key: found.get(key) or None for key in KEYS}}
+        if any(key in found for key in PORT_KEYS):  # absent from facts recorded before sysctl.port_range existed
+            facts["ports"] = {key: found.get(key) for key in PORT_KEYS}
         return facts
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
