@@ -30,40 +30,45 @@ from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOutcome, finding
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
+from preflight.node_python import JSON_WRITER
 
 HCCL_DEFAULT_BASE_PORT = 60000
 
 # argv: tag window_seconds port:expected_connections ...  -> one JSON line (also when stopped by SIGTERM)
+# Low-level modules only (_socket, _signal: no enum, json or threading imports): ~9 ms per run.
 LISTENER = r"""
-import errno, json, select, signal, socket, sys, time
+import _signal, _socket, errno, os, select, sys, time
+# JSON_WRITER
+class Stop(Exception):
+    pass
 def stop(signum, frame):
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise KeyboardInterrupt
-signal.signal(signal.SIGTERM, stop)
+    _signal.signal(_signal.SIGTERM, _signal.SIG_IGN)
+    raise Stop()
+_signal.signal(_signal.SIGTERM, stop)
 window = float(sys.argv[2])
 ports = [tuple(int(x) for x in item.split(":")) for item in sys.argv[3:]]
-out, socks, seen = {"listeners": []}, {}, {}
+out, socks = {"listeners": []}, {}
 for port, expected in ports:
     entry = {"port": port, "expected": expected, "bound": False, "peers": []}
     out["listeners"].append(entry)
     try:
         try:
-            s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
-            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s = _socket.socket(_socket.AF_INET6, _socket.SOCK_STREAM)
+            s.setsockopt(_socket.IPPROTO_IPV6, _socket.IPV6_V6ONLY, 0)
+            s.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
             s.bind(("::", port))
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
                 raise
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+            s.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
             s.bind(("0.0.0.0", port))
         s.listen(128)
         entry["bound"] = True
         socks[s] = entry
     except OSError as exc:
         entry["error"] = errno.errorcode.get(exc.errno or 0, str(exc))
-print(json.dumps({"ready": True}), flush=True)
+print(js({"ready": True}), flush=True)
 deadline = time.time() + window
 try:
     while socks and time.time() < deadline:
@@ -72,54 +77,131 @@ try:
             break
         ready, _, _ = select.select(waiting, [], [], min(0.2, max(0.0, deadline - time.time())))
         for s in ready:
-            conn, addr = s.accept()
+            fd, addr = s._accept()
+            os.close(fd)
             peer = addr[0][7:] if addr[0].startswith("::ffff:") else addr[0]
             socks[s]["peers"].append(peer)
-            conn.close()
-except KeyboardInterrupt:
+except Stop:
     out["stopped"] = True
 for s in socks:
     s.close()
-print(json.dumps(out))
-"""
+print(js(out))
+""".replace("# JSON_WRITER", JSON_WRITER)
 
 # argv: connect_timeout retry_seconds name=address:port ...  -> one JSON line
+# Every target at once with non-blocking connects and one select loop (no threads). "refused" is
+# retried every 0.2 s for retry_seconds (the listener may still be starting); a name is resolved
+# with getaddrinfo and its first address is used.
 CONNECTOR = r"""
-import errno, json, socket, sys, threading, time
+import _socket, errno, select, sys, time
+# JSON_WRITER
 timeout, retry = float(sys.argv[1]), float(sys.argv[2])
-results = []
-def probe(spec):
+NAMES = {errno.EHOSTUNREACH: "unreachable", errno.ENETUNREACH: "unreachable", errno.ECONNREFUSED: "refused",
+         errno.ETIMEDOUT: "timeout"}
+jobs = []
+for spec in sys.argv[3:]:
     name, _, rest = spec.partition("=")
     address, _, port = rest.rpartition(":")
-    address = address.strip("[]")
-    start = time.time()
-    result = "ok"
-    while True:
+    jobs.append({"name": name, "address": address.strip("[]"), "port": int(port), "start": time.time(),
+                 "sock": None, "at": 0.0, "again": 0.0, "result": None})
+def finish(job, result):
+    if job["sock"] is not None:
+        job["sock"].close()
+        job["sock"] = None
+    if result == "refused" and time.time() - job["start"] <= retry:
+        job["again"] = time.time() + 0.2
+        return
+    job["result"] = result
+    job["ms"] = round((time.time() - job["start"]) * 1000, 1)
+def resolve(address, port):
+    # A literal address needs no getaddrinfo (glibc's costs ~8 ms even for one: NSS and gai.conf).
+    for family, sockaddr in ((_socket.AF_INET, (address, port)), (_socket.AF_INET6, (address, port, 0, 0))):
         try:
-            socket.create_connection((address, int(port)), timeout=timeout).close()
-            result = "ok"
-            break
-        except ConnectionRefusedError:
-            result = "refused"
-        except socket.timeout:
-            result = "timeout"
-            break
-        except OSError as exc:
-            result = {errno.EHOSTUNREACH: "unreachable", errno.ENETUNREACH: "unreachable"}.get(
-                exc.errno, errno.errorcode.get(exc.errno or 0, str(exc)))
-            break
-        if time.time() - start > retry:
-            break
-        time.sleep(0.2)
-    results.append({"target": name, "address": address, "port": int(port), "result": result,
-                    "ms": round((time.time() - start) * 1000, 1)})
-threads = [threading.Thread(target=probe, args=(spec,)) for spec in sys.argv[3:]]
-for t in threads:
-    t.start()
-for t in threads:
-    t.join()
-print(json.dumps({"results": results}))
+            _socket.inet_pton(family, address)
+            return family, _socket.SOCK_STREAM, 0, sockaddr
+        except OSError:
+            pass
+    family, kind, proto, _, sockaddr = _socket.getaddrinfo(address, port, 0, _socket.SOCK_STREAM)[0]
+    return family, kind, proto, sockaddr
+def attempt(job):
+    try:
+        family, kind, proto, sockaddr = resolve(job["address"], job["port"])
+        job["sock"] = _socket.socket(family, kind, proto)
+        job["sock"].setblocking(False)
+        job["at"] = time.time()
+        code = job["sock"].connect_ex(sockaddr)
+    except OSError as exc:
+        finish(job, errno.errorcode.get(exc.errno or 0, str(exc)))
+        return
+    if code not in (0, errno.EINPROGRESS, errno.EAGAIN):
+        finish(job, NAMES.get(code, errno.errorcode.get(code, str(code))))
+    elif code == 0:
+        finish(job, "ok")
+while True:
+    open_jobs = [j for j in jobs if j["result"] is None]
+    if not open_jobs:
+        break
+    now = time.time()
+    for job in open_jobs:
+        if job["sock"] is None and now >= job["again"]:
+            attempt(job)
+    live = [j for j in open_jobs if j["sock"] is not None]
+    waits = [j["at"] + timeout - now for j in live] + [j["again"] - now for j in open_jobs if j["sock"] is None]
+    _, writable, _ = select.select([], [j["sock"] for j in live], [], max(0.0, min(waits + [0.2])))
+    now = time.time()
+    for job in live:
+        if job["sock"] in writable:
+            code = job["sock"].getsockopt(_socket.SOL_SOCKET, _socket.SO_ERROR)
+            finish(job, "ok" if code == 0 else NAMES.get(code, errno.errorcode.get(code, str(code))))
+        elif now >= job["at"] + timeout:
+            finish(job, "timeout")
+print(js({"results": [{"target": j["name"], "address": j["address"], "port": j["port"], "result": j["result"],
+                       "ms": j["ms"]} for j in jobs]}))
+""".replace("# JSON_WRITER", JSON_WRITER)
+
+# One target (beyond all_pairs_max_hosts every CPU/GPU host only connects to the master): bash's
+# /dev/tcp under timeout(1), ~3 ms a host instead of ~15 ms for the python connector, with the same
+# JSON line and the same words (ok, refused, timeout, unreachable; else unresolved or error).
+# Where bash or timeout is missing, the python connector runs instead.
+_BASH_CONNECT = r"""i=0
+while :; do
+  e=$(LC_ALL=C timeout {timeout} bash -c 'exec 3<>"/dev/tcp/$0/$1"' {address} {port} 2>&1); rc=$?
+  case "$rc:$e" in
+    0:*) r=ok ;;
+    124:*) r=timeout ;;
+    *refused*) r=refused ;;
+    *"No route"*|*nreachable*) r=unreachable ;;
+    *"not known"*|*"name resolution"*|*"No address"*) r=unresolved ;;
+    *) r=error ;;
+  esac
+  [ "$r" = refused ] && [ "$i" -lt {tries} ] || break
+  i=$((i + 1))
+  sleep 0.2
+done
+printf '{{"results": [{{"target": %s, "address": %s, "port": {port}, "result": "%s"}}]}}\n' {name} {address_json} "$r"
 """
+
+
+def connect_command(python: str, timeout: float, retry: float, specs: Sequence[str]) -> str:
+    """The probe that connects to ``specs`` (``name=address:port``; ``[v6]:port``) and prints one JSON line.
+
+    >>> "bash -c" in connect_command("python3", 3.0, 2.0, ["n1=10.0.0.1:29500"])
+    True
+    >>> "bash -c" in connect_command("python3", 3.0, 2.0, ["n1=10.0.0.1:29500", "n2=10.0.0.2:60000"])
+    False
+    """
+    fallback = shlex.join([python, "-S", "-c", CONNECTOR, str(timeout), str(retry), *specs])
+    if len(specs) != 1:
+        return fallback
+    name, _, rest = specs[0].partition("=")
+    address, _, port = rest.rpartition(":")
+    address = address.strip("[]")
+    fast = _BASH_CONNECT.format(timeout=timeout, address=shlex.quote(address), port=int(port),
+                                tries=max(0, int(retry / 0.2)), name=shlex.quote(json.dumps(name)),
+                                address_json=shlex.quote(json.dumps(address)))
+    return ("if command -v bash >/dev/null 2>&1 && command -v timeout >/dev/null 2>&1; then\n"
+            f"{fast}else exec {fallback}\nfi")
+
 
 @dataclass(frozen=True)
 class Target:
@@ -227,8 +309,8 @@ class ReachabilityCheck(ActiveCheck):
         marker = tag.replace("listener", "listene[r]")
         cleanup = {h: [Probe("stop", "pkill -TERM -f " + shlex.quote(f"^{re.escape(hosts[h].python)} -S -c .*{marker}")
                              + " || true", timeout=5)] for h in listen}
-        foreground = {h: [Probe("connect", shlex.join([hosts[h].python, "-S", "-c", CONNECTOR, str(timeout), str(retry),
-                                                       *specs]), timeout=window + 5)] for h, specs in connect.items()}
+        foreground = {h: [Probe("connect", connect_command(hosts[h].python, timeout, retry, specs), timeout=window + 5)]
+                      for h, specs in connect.items()}
         return [Step(background=background, foreground=foreground, timeout=window + 10, cleanup=cleanup)]
 
     # --- judging (pure) ---

@@ -1,0 +1,87 @@
+"""net.reachability's node-side scripts run for real against sockets on this machine.
+
+One target uses bash's /dev/tcp under timeout(1); several targets, or a node without bash, use the
+python connector. Both must print the same JSON and the same result words.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from preflight.checks.reachability import LISTENER, connect_command, parse_listeners, parse_results
+
+
+@pytest.fixture()
+def ports() -> Iterator[tuple[int, int]]:
+    """An open port (something listens) and a closed one (connects are refused)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    closed_port = closed.getsockname()[1]
+    closed.close()
+    yield server.getsockname()[1], closed_port
+    server.close()
+
+
+def connect(specs: list[str], *, with_bash: bool = True, retry: float = 0.4) -> list[dict[str, object]]:
+    command = connect_command(sys.executable, 2.0, retry, specs)
+    env = None if with_bash else {"PATH": "/nonexistent"}  # no bash, no timeout: the python connector
+    proc = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, timeout=30, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return parse_results(proc.stdout)
+
+
+@pytest.mark.parametrize("with_bash", [True, False], ids=["bash", "python"])
+def test_one_target_open_and_refused(ports: tuple[int, int], with_bash: bool) -> None:
+    open_port, closed_port = ports
+    [ok] = connect([f'a "quoted" name=127.0.0.1:{open_port}'], with_bash=with_bash)
+    assert ok["result"] == "ok" and ok["target"] == 'a "quoted" name' and ok["port"] == open_port
+    [refused] = connect([f"b=127.0.0.1:{closed_port}"], with_bash=with_bash)
+    assert refused["result"] == "refused" and refused["address"] == "127.0.0.1"
+
+
+def test_refused_is_retried_until_the_listener_is_up() -> None:
+    late = socket.socket()
+    late.bind(("127.0.0.1", 0))
+    port = late.getsockname()[1]
+    timer = threading.Timer(0.5, late.listen)
+    timer.start()
+    try:
+        [result] = connect([f"late=127.0.0.1:{port}"], retry=2.0)
+    finally:
+        timer.join()
+        late.close()
+    assert result["result"] == "ok"
+
+
+def test_several_targets_at_once(ports: tuple[int, int]) -> None:
+    open_port, closed_port = ports
+    results = {r["target"]: r["result"] for r in connect([f"a=127.0.0.1:{open_port}", f"b=127.0.0.1:{closed_port}",
+                                                           f"c=[::1]:{closed_port}"])}
+    assert results["a"] == "ok" and results["b"] == "refused"
+    assert results["c"] in ("refused", "unreachable", "EADDRNOTAVAIL", "EAFNOSUPPORT")  # no IPv6 in some sandboxes
+
+
+def test_listener_counts_peers_and_reports_when_stopped() -> None:
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    listener = subprocess.Popen([sys.executable, "-S", "-c", LISTENER, "tag", "5", f"{port}:2"],
+                                stdout=subprocess.PIPE, text=True)
+    assert listener.stdout is not None
+    assert json.loads(listener.stdout.readline()) == {"ready": True}
+    for _ in range(2):
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    [entry] = parse_listeners(listener.stdout.read())
+    assert listener.wait(timeout=10) == 0
+    assert entry["bound"] is True and entry["peers"] == ["127.0.0.1", "127.0.0.1"]
