@@ -39,6 +39,7 @@ from typing import Any
 
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
+from preflight.checks.net import ADDRS_COMMAND
 from preflight.checks.ports import format_port_list, merge_ranges
 from preflight.firewall.addresses import parse_addresses
 from preflight.firewall.analysis import Evaluator, analyze, grade, group
@@ -69,31 +70,37 @@ def _missing(tool: str) -> str:
 _IPTABLES = _PATH + _missing("TOOL") + r"""v=$(TOOL -V 2>&1); echo "$v"
 case "$v" in
   *nf_tables*) ;;
-  *) if [ ! -e /proc/net/NAMES ] || { [ -r /proc/net/NAMES ] && ! grep -qx filter /proc/net/NAMES; }; then
+  *) if [ ! -e /proc/net/NAMES ] || { [ -r /proc/net/NAMES ] && ! has_filter; }; then
        echo "NO_LEGACY_TABLE"; exit 0; fi ;;
 esac
 TOOL -S
 """
 # Legacy tables loaded next to nf_tables ones (both filter): nothing printed when there are none.
-_LEGACY = _PATH + r"""case "$(TOOL -V 2>/dev/null)" in *nf_tables*) ;; *) exit 0 ;; esac
-[ -r /proc/net/NAMES ] && grep -qx filter /proc/net/NAMES || exit 0
+# The /proc test comes first: it costs no fork, and on most hosts it already ends the probe.
+_LEGACY = _PATH + r"""[ -r /proc/net/NAMES ] && has_filter || exit 0
+case "$(TOOL -V 2>/dev/null)" in *nf_tables*) ;; *) exit 0 ;; esac
 command -v TOOL-legacy >/dev/null 2>&1 || exit 0
 TOOL-legacy -V; TOOL-legacy -S
 """
 
 
+# Whether a legacy filter table is loaded (the table list read with builtins: `grep -qx filter` without a fork).
+_HAS_FILTER = ('has_filter() { while IFS= read -r t || [ -n "$t" ]; do [ "$t" != filter ] || return 0; t=; '
+               'done </proc/net/NAMES; return 1; }\n')
+
+
 def _for(template: str, tool: str) -> str:
     """A probe template for iptables or ip6tables (constants only: nothing from hosts.yaml)."""
     names = "ip6_tables_names" if tool == "ip6tables" else "ip_tables_names"
-    return template.replace("TOOL", tool).replace("NAMES", names).replace("NO_LEGACY_TABLE", NO_LEGACY_TABLE)
+    return (_HAS_FILTER + template).replace("TOOL", tool).replace("NAMES", names).replace(
+        "NO_LEGACY_TABLE", NO_LEGACY_TABLE)
 
 
 _NFT = _PATH + _missing("nft") + "nft --version; nft -a list ruleset\n"
 _UFW = _PATH + _missing("ufw") + "ufw status verbose\n"
 _FIREWALLD = _PATH + _missing("firewall-cmd") + (
     "firewall-cmd --state; rc=$?; [ $rc -eq 0 ] || exit $rc\nfirewall-cmd --list-all\n")
-_ADDRESSES = _PATH + "ip -o addr show"
-_PORT_RANGE = "cat /proc/sys/net/ipv4/ip_local_port_range"
+_PORT_RANGE = "cat /proc/sys/net/ipv4/ip_local_port_range"  # numeric sysctl: not read_line
 
 _MISSING_OUTPUT = ProbeOutput("", "not run", None)
 
@@ -114,7 +121,7 @@ class FirewallCheck(Check):
             Probe("nft", _NFT, timeout=10, root=True),
             Probe("ufw", _UFW, timeout=10, root=True),
             Probe("firewalld", _FIREWALLD, timeout=15, root=True),
-            Probe("addresses", _ADDRESSES, timeout=5),
+            Probe("addresses", ADDRS_COMMAND, timeout=5),
             Probe("port_range", _PORT_RANGE, timeout=5),
         ]
 

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from preflight.batch import Probe, ProbeOutput
+from preflight.batch import Probe, ProbeOutput, print_line, read_line
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
@@ -43,13 +43,14 @@ IFF_UP = 0x1
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPInterface = ipaddress.IPv4Interface | ipaddress.IPv6Interface
 
-_HOSTNAME = "cat /proc/sys/kernel/hostname 2>/dev/null || hostname"
-_SELF = 'h=$(cat /proc/sys/kernel/hostname 2>/dev/null || hostname) && getent ahosts "$h"'
-# One line per interface from sysfs (works without iproute2): name key=value ...
+_HOSTNAME = print_line("/proc/sys/kernel/hostname") + " || hostname"
+_SELF = read_line("/proc/sys/kernel/hostname", "h") + ' || h=$(hostname) && getent ahosts "$h"'
+# One line per interface from sysfs (works without iproute2; builtins only): name key=value ...
 _LINKS = ("cd /sys/class/net || exit 1; for n in *; do printf '%s' \"$n\"; "
-          "for k in ifindex mtu operstate flags carrier; do printf ' %s=%s' $k \"$(cat \"$n/$k\" 2>/dev/null)\"; "
-          "done; echo; done")
-_ADDRS = "ip -o addr show"
+          "for k in ifindex mtu operstate flags carrier; do "
+          "{ v=; read -r v <\"$n/$k\"; } 2>/dev/null; printf ' %s=%s' $k \"$v\"; done; echo; done")
+# Also what firewall.addresses runs: byte for byte the same, so the engine runs it once per host.
+ADDRS_COMMAND = 'PATH="$PATH:/usr/sbin:/sbin:/usr/local/sbin"; export PATH\nip -o addr show'
 _LOGIN_ENV = "; ".join(f'[ -z "${{{v}+x}}" ] || printf \'login %s\\n\' "{v}=${v}"' for v in IFACE_VARS)
 _NCCL_CONF = r"sed -n 's/^[[:space:]]*\(NCCL_SOCKET_IFNAME=.*\)$/conf \1/p' /etc/nccl.conf 2>/dev/null"
 
@@ -70,7 +71,7 @@ class NetCheck(Check):
             Probe("route", f"set -- $(getent ahosts {master} 2>/dev/null); [ $# -gt 0 ] || exit 2; "
                            'ip -o route get "$1"', timeout=10),
             Probe("links", _LINKS, timeout=5),
-            Probe("addrs", _ADDRS, timeout=5),
+            Probe("addrs", ADDRS_COMMAND, timeout=5),
             Probe("env", _env_command(host), timeout=5),
         ]
 

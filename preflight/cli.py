@@ -158,6 +158,8 @@ def _run(hosts: Path | None, checks: list[str] | None, skip: list[str] | None, p
         waiting.discard(gather.host.name)
         if any(f.status in (Status.FAIL, Status.ERROR) for f in gather.findings):
             problems.append(gather.host.name)
+        if not live:  # no progress line to draw: folding the waiting hosts would cost O(hosts) per host
+            return
         still = terminal.fold(sorted(waiting))
         still = still if len(still) <= 40 else still[:37] + "..."
         progress.update(task, advance=1, status=f"unreachable {len(problems)}  waiting for {still or '-'}")

@@ -106,9 +106,11 @@ class Engine:
             nonce = new_nonce()
             remaining = max(1.0, self.options.host_timeout - (time.monotonic() - start))
             sudo = [Probe(_SUDO_KEY, SUDO_CHECK, 5.0)] if self.options.sudo else []
-            script = build_script(sudo + [p for _, p in planned], nonce)
+            unique, same_as = dedupe([p for _, p in planned])
+            script = build_script(sudo + unique, nonce)
             execution = transport.run_script(script, remaining)
-            outputs = parse_output(execution.stdout, [p.key for p in sudo] + [p.key for _, p in planned], nonce)
+            outputs = parse_output(execution.stdout, [p.key for p in sudo + unique], nonce, execution.stderr)
+            outputs.update({key: outputs[first] for key, first in same_as.items()})
         except TransportError as exc:
             transport.close()
             return self._unreachable(host, start, exc.kind, exc.message)
@@ -275,7 +277,7 @@ class Engine:
             execution = transport.run_script(build_script(probes, nonce), timeout)
         except Exception:
             return {k: NOT_RUN for k in keys}
-        return parse_output(execution.stdout, keys, nonce)
+        return parse_output(execution.stdout, keys, nonce, execution.stderr)
 
     def close(self) -> None:
         with self._lock:
@@ -387,6 +389,22 @@ def _sudo_finding(host: Host, output: ProbeOutput) -> Finding:
                    observed=reason, expected="passwordless sudo -n (or user root)",
                    remedy=f"echo '{host.user} ALL=(root) NOPASSWD: ALL' | sudo tee /etc/sudoers.d/preflight "
                           "&& sudo chmod 440 /etc/sudoers.d/preflight  # or narrower: the probe commands only")
+
+
+def dedupe(probes: Sequence[Probe]) -> tuple[list[Probe], dict[str, str]]:
+    """Probes with the same command and timeout run once: the unique ones, and key -> key that runs for it.
+
+    >>> unique, same_as = dedupe([Probe("a/x", "ip -o addr show", 5), Probe("b/y", "ip -o addr show", 5)])
+    >>> [p.key for p in unique], same_as
+    (['a/x'], {'b/y': 'a/x'})
+    """
+    first: dict[tuple[str, int], Probe] = {}
+    same_as: dict[str, str] = {}
+    for probe in probes:
+        kept = first.setdefault((probe.command, max(1, round(probe.timeout))), probe)
+        if kept is not probe:
+            same_as[probe.key] = kept.key
+    return list(first.values()), same_as
 
 
 def _safe_parse(check: Check, outputs: dict[str, ProbeOutput]) -> Facts:
