@@ -30,13 +30,13 @@ from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOutcome, finding
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
-from preflight.node_python import JSON_WRITER
+from preflight.node_python import with_json_writer
 
 HCCL_DEFAULT_BASE_PORT = 60000
 
 # argv: tag window_seconds port:expected_connections ...  -> one JSON line (also when stopped by SIGTERM)
 # Low-level modules only (_socket, _signal: no enum, json or threading imports): ~9 ms per run.
-LISTENER = r"""
+LISTENER = with_json_writer(r"""
 import _signal, _socket, errno, os, select, sys, time
 # JSON_WRITER
 class Stop(Exception):
@@ -86,13 +86,13 @@ except Stop:
 for s in socks:
     s.close()
 print(js(out))
-""".replace("# JSON_WRITER", JSON_WRITER)
+""")
 
 # argv: connect_timeout retry_seconds name=address:port ...  -> one JSON line
 # Every target at once with non-blocking connects and one select loop (no threads). "refused" is
 # retried every 0.2 s for retry_seconds (the listener may still be starting); a name is resolved
 # with getaddrinfo and its first address is used.
-CONNECTOR = r"""
+CONNECTOR = with_json_writer(r"""
 import _socket, errno, select, sys, time
 # JSON_WRITER
 timeout, retry = float(sys.argv[1]), float(sys.argv[2])
@@ -157,7 +157,7 @@ while True:
             finish(job, "timeout")
 print(js({"results": [{"target": j["name"], "address": j["address"], "port": j["port"], "result": j["result"],
                        "ms": j["ms"]} for j in jobs]}))
-""".replace("# JSON_WRITER", JSON_WRITER)
+""")
 
 # One target (beyond all_pairs_max_hosts every CPU/GPU host only connects to the master): bash's
 # /dev/tcp under timeout(1), ~3 ms a host instead of ~15 ms for the python connector, with the same
@@ -182,33 +182,34 @@ printf '{{"results": [{{"target": %s, "address": %s, "port": {port}, "result": "
 """
 
 
-def connect_command(python: str, timeout: float, retry: float, specs: Sequence[str]) -> str:
-    """The probe that connects to ``specs`` (``name=address:port``; ``[v6]:port``) and prints one JSON line.
-
-    >>> "bash -c" in connect_command("python3", 3.0, 2.0, ["n1=10.0.0.1:29500"])
-    True
-    >>> "bash -c" in connect_command("python3", 3.0, 2.0, ["n1=10.0.0.1:29500", "n2=10.0.0.2:60000"])
-    False
-    """
-    fallback = shlex.join([python, "-S", "-c", CONNECTOR, str(timeout), str(retry), *specs])
-    if len(specs) != 1:
-        return fallback
-    name, _, rest = specs[0].partition("=")
-    address, _, port = rest.rpartition(":")
-    address = address.strip("[]")
-    fast = _BASH_CONNECT.format(timeout=timeout, address=shlex.quote(address), port=int(port),
-                                tries=max(0, int(retry / 0.2)), name=shlex.quote(json.dumps(name)),
-                                address_json=shlex.quote(json.dumps(address)))
-    return ("if command -v bash >/dev/null 2>&1 && command -v timeout >/dev/null 2>&1; then\n"
-            f"{fast}else exec {fallback}\nfi")
-
-
 @dataclass(frozen=True)
 class Target:
     host: str
     address: str
     port: int
     what: str  # "master port" or "HCCL base port"
+
+
+def connect_command(python: str, timeout: float, retry: float, targets: Sequence[Target]) -> str:
+    """The probe that connects to ``targets`` and prints one JSON line (results named by target host).
+
+    >>> one = Target("n1", "10.0.0.1", 29500, "master port")
+    >>> "bash -c" in connect_command("python3", 3.0, 2.0, [one])
+    True
+    >>> "bash -c" in connect_command("python3", 3.0, 2.0, [one, Target("n2", "fe80::2", 60000, "HCCL base port")])
+    False
+    """
+    specs = [f"{t.host}=[{t.address}]:{t.port}" if ":" in t.address else f"{t.host}={t.address}:{t.port}"
+             for t in targets]
+    fallback = shlex.join([python, "-S", "-c", CONNECTOR, str(timeout), str(retry), *specs])
+    if len(targets) != 1:
+        return fallback
+    [target] = targets
+    fast = _BASH_CONNECT.format(timeout=timeout, address=shlex.quote(target.address), port=target.port,
+                                tries=max(0, int(retry / 0.2)), name=shlex.quote(json.dumps(target.host)),
+                                address_json=shlex.quote(json.dumps(target.address)))
+    return ("if command -v bash >/dev/null 2>&1 && command -v timeout >/dev/null 2>&1; then\n"
+            f"{fast}else exec {fallback}\nfi")
 
 
 def _last_json_list(text: str, key: str) -> list[dict[str, Any]]:
@@ -294,23 +295,22 @@ class ReachabilityCheck(ActiveCheck):
         retry = 2.0
         window = timeout + retry + 3.0
         listen: dict[str, list[str]] = defaultdict(list)
-        connect: dict[str, list[str]] = defaultdict(list)
+        connect: dict[str, list[Target]] = defaultdict(list)
         for target, sources in plan.items():
             listen[target.host].append(f"{target.port}:{len(sources)}")
             for source in sources:
-                address = f"[{target.address}]" if ":" in target.address else target.address
-                connect[source].append(f"{target.host}={address}:{target.port}")
+                connect[source].append(target)
         tag = "preflight-listener-" + hashlib.sha256(repr(sorted(listen.items())).encode()).hexdigest()[:12]
         background = {h: [Probe("listen", shlex.join([hosts[h].python, "-S", "-c", LISTENER, tag, str(window), *ports]),
                                 timeout=window + 5)] for h, ports in listen.items()}
         # Once every connector is done, end the listeners instead of waiting out their window.
-        # Match only the interpreter running the listener ("PYTHON -c ... tag"), not the `timeout` or
-        # shell wrapped around it; "[r]" keeps the pattern from matching this pkill's own shell.
+        # Match only the interpreter running the listener ("PYTHON -S -c ... tag"), not the shell around
+        # it; "[r]" keeps the pattern from matching this pkill's own shell.
         marker = tag.replace("listener", "listene[r]")
         cleanup = {h: [Probe("stop", "pkill -TERM -f " + shlex.quote(f"^{re.escape(hosts[h].python)} -S -c .*{marker}")
                              + " || true", timeout=5)] for h in listen}
-        foreground = {h: [Probe("connect", connect_command(hosts[h].python, timeout, retry, specs), timeout=window + 5)]
-                      for h, specs in connect.items()}
+        foreground = {h: [Probe("connect", connect_command(hosts[h].python, timeout, retry, targets),
+                                timeout=window + 5)] for h, targets in connect.items()}
         return [Step(background=background, foreground=foreground, timeout=window + 10, cleanup=cleanup)]
 
     # --- judging (pure) ---

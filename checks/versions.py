@@ -26,7 +26,7 @@ from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
-from preflight.node_python import JSON_WRITER
+from preflight.node_python import with_json_writer
 
 # Runs on the node as `python -S -c PYTHON_PROBE`: -S skips site's start-up work (.pth files and all),
 # and package versions come from the dist-info / egg-info directory names on the interpreter's search
@@ -34,7 +34,7 @@ from preflight.node_python import JSON_WRITER
 # interpreter's own start): ~9 ms instead of ~60 ms per host. The site dirs are rebuilt as `site`
 # would: the venv's, the base interpreter's when the venv includes system site packages, the user
 # site outside venvs. Must work on python >= 3.6 and never import torch. Prints one JSON object.
-PYTHON_PROBE = r"""
+PYTHON_PROBE = with_json_writer(r"""
 import os, sys
 # JSON_WRITER
 dirs = list(sys.path)
@@ -122,7 +122,7 @@ for d in found_dirs:
             pass
         break
 print(js(out))
-""".replace("# JSON_WRITER", JSON_WRITER)
+""")
 
 INSTALL_FILES = r"""
 for f in /usr/local/Ascend/ascend-toolkit/latest/*-linux/ascend_toolkit_install.info \

@@ -47,6 +47,11 @@ class Probe:
     timeout: float = 10.0
     root: bool = False  # needs root to see everything (iptables, nft...): run under `sudo -n` with --sudo
 
+    @property
+    def seconds(self) -> int:
+        """The timeout the node-side watchdog enforces: whole seconds, at least 1."""
+        return max(1, int(round(self.timeout)))
+
 
 @dataclass(frozen=True)
 class ProbeOutput:
@@ -164,8 +169,7 @@ def build_script(probes: Sequence[Probe], nonce: str) -> str:
     """Return a POSIX sh script that runs every probe in order."""
     lines = [f"PF_M={shlex.quote('@@PF-' + nonce)}", _PRELUDE]
     for probe in probes:
-        seconds = max(1, int(round(probe.timeout)))
-        lines.append(f"pf_run {shlex.quote(probe.key)} {seconds} {shlex.quote(probe.command)}")
+        lines.append(f"pf_run {shlex.quote(probe.key)} {probe.seconds} {shlex.quote(probe.command)}")
     return "\n".join(lines) + "\n"
 
 

@@ -401,7 +401,7 @@ def dedupe(probes: Sequence[Probe]) -> tuple[list[Probe], dict[str, str]]:
     first: dict[tuple[str, int], Probe] = {}
     same_as: dict[str, str] = {}
     for probe in probes:
-        kept = first.setdefault((probe.command, max(1, round(probe.timeout))), probe)
+        kept = first.setdefault((probe.command, probe.seconds), probe)
         if kept is not probe:
             same_as[probe.key] = kept.key
     return list(first.values()), same_as

@@ -4,7 +4,7 @@ Those scripts avoid ``json``, ``re``, ``socket`` and ``signal``: each of these i
 much as the interpreter's own start (~8 ms), and on a cluster every millisecond is paid per host.
 
 >>> namespace: dict[str, object] = {}
->>> exec(JSON_WRITER, namespace)
+>>> exec(with_json_writer("import sys\\n# JSON_WRITER\\n"), namespace)
 >>> value = {"a": [1, 2.5, None, True], "b": "q\\"\\\\é\\udcff😀"}
 >>> text = namespace["js"](value)
 >>> text.isascii(), json.loads(text) == value
@@ -40,3 +40,8 @@ def js(value):
             chars.append("\\u%04x" % code)
     return '"' + "".join(chars) + '"'
 '''
+
+
+def with_json_writer(source: str) -> str:
+    """``source`` with its ``# JSON_WRITER`` line replaced by the ``js()`` function."""
+    return source.replace("# JSON_WRITER", JSON_WRITER)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from preflight.checks.reachability import LISTENER, connect_command, parse_listeners, parse_results
+from preflight.checks.reachability import LISTENER, Target, connect_command, parse_listeners, parse_results
 
 
 @pytest.fixture()
@@ -33,7 +33,13 @@ def ports() -> Iterator[tuple[int, int]]:
 
 
 def connect(specs: list[str], *, with_bash: bool = True, retry: float = 0.4) -> list[dict[str, object]]:
-    command = connect_command(sys.executable, 2.0, retry, specs)
+    """Connect to ``name=address:port`` specs (``[v6]:port``) the way the check's step does."""
+    targets = []
+    for spec in specs:
+        name, _, rest = spec.partition("=")
+        address, _, port = rest.rpartition(":")
+        targets.append(Target(name, address.strip("[]"), int(port), "master port"))
+    command = connect_command(sys.executable, 2.0, retry, targets)
     env = None if with_bash else {"PATH": "/nonexistent"}  # no bash, no timeout: the python connector
     proc = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, timeout=30, env=env)
     assert proc.returncode == 0, proc.stderr
