@@ -40,10 +40,18 @@ SYSCTL_CONF = "/etc/sysctl.d/90-preflight.conf"
 Range = tuple[int, int]
 
 # ss when it works (its output verbatim); else a "== why" line and the LISTEN rows of /proc/net/tcp{,6}.
+# ``ss -p`` reads every process's fds to name the holders (9 ms on a quiet node, far more on a busy
+# one), so it runs only when a port the host is judged on is held; else the rows come without names.
 _LISTENING = r"""
 if command -v ss >/dev/null 2>&1; then
-  ss -ltnpH && exit 0
-  echo "== ss failed (exit $?)"
+  if pf_o=$(ss -ltnH); then
+    case "$pf_o" in
+      PF_HELD) ss -ltnpH && exit 0; echo "== ss failed (exit $?)" ;;
+      *) [ -z "$pf_o" ] || printf '%s\n' "$pf_o"; exit 0 ;;
+    esac
+  else
+    echo "== ss failed (exit $?)"
+  fi
 else
   echo "== ss not installed"
 fi
@@ -52,6 +60,19 @@ for f in /proc/net/tcp /proc/net/tcp6; do
 done
 exit 0
 """
+
+
+def listening_command(ports: Iterable[int]) -> str:
+    """The probe that lists listening TCP sockets, naming their processes when one of ``ports`` is held.
+
+    >>> import subprocess; out = subprocess.run(["sh", "-c", listening_command([1])], capture_output=True, text=True)
+    >>> out.returncode, "pid=" in out.stdout
+    (0, False)
+    """
+    held = "|".join(f"*:{port}\\ *" for port in sorted(set(ports)))
+    return _LISTENING.replace("PF_HELD", held or "PF_NONE")
+
+
 _RESERVED = "cat /proc/sys/net/ipv4/ip_local_reserved_ports"  # numeric sysctl: not read_line
 
 
@@ -191,6 +212,19 @@ class HcclPorts:
         return HcclPorts(self.base, HCCL_PORTS_WIDE, self.setting, self.cann, True)
 
 
+def hccl_base(env: Mapping[str, str]) -> int | None:
+    """HCCL_IF_BASE_PORT from a host's env (the default when unset); None when it is not a usable port.
+
+    >>> hccl_base({}), hccl_base({"HCCL_IF_BASE_PORT": " 50000"}), hccl_base({"HCCL_IF_BASE_PORT": "80"})
+    (60000, 50000, None)
+    """
+    raw = env.get(HCCL_BASE_ENV)
+    if raw is None:
+        return HCCL_BASE_DEFAULT
+    text = raw.strip()
+    return int(text) if text.isdecimal() and HCCL_BASE_RANGE[0] <= int(text) <= HCCL_BASE_RANGE[1] else None
+
+
 def hccl_ports(host: str, ctx: EvalContext) -> HcclPorts:
     """HCCL_IF_BASE_PORT from the host's env in hosts.yaml, the count from the versions facts' CANN.
 
@@ -204,12 +238,8 @@ def hccl_ports(host: str, ctx: EvalContext) -> HcclPorts:
     """
     env = next((h.env for h in ctx.hosts if h.name == host), {})
     raw = env.get(HCCL_BASE_ENV)
-    base: int | None = HCCL_BASE_DEFAULT
-    setting = f"{HCCL_BASE_ENV}={HCCL_BASE_DEFAULT} by default"
-    if raw is not None:
-        setting = f"{HCCL_BASE_ENV}={raw}"
-        text = raw.strip()
-        base = int(text) if text.isdecimal() and HCCL_BASE_RANGE[0] <= int(text) <= HCCL_BASE_RANGE[1] else None
+    base = hccl_base(env)
+    setting = f"{HCCL_BASE_ENV}={HCCL_BASE_DEFAULT} by default" if raw is None else f"{HCCL_BASE_ENV}={raw}"
     wide_from = ".".join(map(str, HCCL_WIDE_FROM))
     versions = ctx.other_facts.get("versions", {})
     cann = versions[host].get("cann") if host in versions else None
@@ -289,6 +319,19 @@ def parse_proc_net_tcp(text: str) -> list[dict[str, Any]]:
     return listeners
 
 
+def job_ports(host: Host, cluster: ClusterSpec) -> list[int]:
+    """The ports a job binds on ``host``: the master port on the master, HCCL's (the wider CANN 8.5 count) on npu.
+
+    >>> job_ports(Host("n1", "n1"), ClusterSpec(master="n1", master_port=29500))
+    [29500]
+    >>> job_ports(Host("n2", "n2", env={"HCCL_IF_BASE_PORT": "50000"}), ClusterSpec(accelerator="npu"))[::31]
+    [50000, 50031]
+    """
+    ports = [cluster.master_port] if host.name == cluster.master else []
+    base = hccl_base(host.env) if cluster.accelerator == "npu" else None
+    return ports + (list(range(base, min(base + HCCL_PORTS_WIDE, 65536))) if base is not None else [])
+
+
 class PortsCheck(Check):
     family = "ports"
     order = 30
@@ -296,13 +339,25 @@ class PortsCheck(Check):
     needs = ("versions",)
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        return [Probe("reserved", _RESERVED, timeout=5), Probe("listening", _LISTENING, timeout=10)]
+        """Only what this host is judged on: the reservation on npu, the sockets where a job port lives.
+
+        >>> [p.key for p in PortsCheck().probes(Host("n2", "n2"), ClusterSpec(master="n1"))]
+        []
+        >>> [p.key for p in PortsCheck().probes(Host("n2", "n2"), ClusterSpec(master="n1", accelerator="npu"))]
+        ['reserved', 'listening']
+        """
+        ports = job_ports(host, cluster)
+        probes = [Probe("reserved", _RESERVED, timeout=5)] if cluster.accelerator == "npu" else []
+        return probes + ([Probe("listening", listening_command(ports), timeout=10)] if ports else [])
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
         facts: Facts = {}
-        reserved = outputs["reserved"]
-        facts["reserved_ports"] = " ".join(reserved.stdout.split()) if reserved.ok else None
-        listening = outputs["listening"]
+        reserved = outputs.get("reserved")
+        facts["reserved_ports"] = " ".join(reserved.stdout.split()) if reserved and reserved.ok else None
+        listening = outputs.get("listening")
+        if listening is None:  # no job port on this host: nothing was listed
+            facts.update(source=None, ss=None, listeners=None, error="listening sockets not read: no job port here")
+            return facts
         text = listening.stdout
         first = text.lstrip("\n").split("\n", 1)[0]
         if not listening.ok:

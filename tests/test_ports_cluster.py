@@ -222,3 +222,31 @@ def test_master_port_inside_the_ephemeral_range_warns(npu: NetnsCluster, hosts_f
     assert warn["message"].startswith(f"sysctl.port_range: master port 29500 inside {PORT_RANGE} (1024-65000)")
     assert f"{RESERVED}=29500,60000-60015 " in warn["remedy"]
     assert statuses(report, "sysctl.somaxconn") == dict.fromkeys(NODES, "pass")
+
+
+def test_process_names_are_read_only_when_a_job_port_is_held(npu: NetnsCluster) -> None:
+    """``ss -p`` scans every process; the probe pays for it only when one of its ports is taken."""
+    from preflight.checks.ports import listening_command, parse_ss
+
+    def listeners(ports: list[int]) -> dict[int, list[str]]:
+        out = npu.exec("node2", ["sh", "-c", listening_command(ports)])
+        assert out.returncode == 0 and not out.stdout.startswith("=="), out.stdout
+        return {item["port"]: [p["name"] for p in item["processes"]] for item in parse_ss(out.stdout)}
+
+    with listener(npu, "node2", "0.0.0.0", 41000):
+        free_job_ports = listeners([29500, 60000])
+        held_job_port = listeners([41000])
+    assert free_job_ports[41000] == [], "listed, without the cost of naming it"
+    assert held_job_port[41000] == ["pfholder"]
+    assert 22 in free_job_ports and 22 in held_job_port, "every listener is listed either way"
+
+
+def test_only_hosts_with_a_job_port_list_their_sockets(cluster: NetnsCluster, tmp_path: Path) -> None:
+    """On a cpu cluster only the master binds a job port; a listener on 29500 elsewhere is no one's concern."""
+    hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml", cluster={"accelerator": "cpu", "devices_per_host": 1})
+    with listener(cluster, "node3", "0.0.0.0", 29500):
+        code, report = run_json(hosts, tmp_path, "ports")
+    assert code == 0
+    assert statuses(report, "ports.listening") == {"node1": "pass", "node2": "skip", "node3": "skip",
+                                                   "node4": "skip"}
+    assert statuses(report, "ports.reserved") == {None: "skip"}
