@@ -124,7 +124,7 @@ class AllreduceCheck(ActiveCheck):
         return (f'env -i PATH="$PATH" HOME="$HOME" LANG=C {assigned} '
                 + shlex.join([host.python, "-c", WORKER, self.spec(ctx)]))
 
-    def steps(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Step]:
+    def steps(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome] = ()) -> list[Step]:
         hosts = {h.name: h for h in ctx.hosts}
         timeout = self.probe_timeout(ctx)
         found = []

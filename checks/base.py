@@ -107,8 +107,14 @@ class Step:
     background: Mapping[str, Sequence[Probe]]
     foreground: Mapping[str, Sequence[Probe]]
     timeout: float = 30.0
-    # Run once every foreground probe has ended, to end the background ones early (e.g. stop listeners).
+    # Run once every foreground probe has ended, on the hosts whose background probes have not ended by
+    # themselves shortly after (e.g. stop listeners still waiting for a peer that never came).
     cleanup: Mapping[str, Sequence[Probe]] = field(default_factory=dict)
+    # A line the background scripts print once their servers are up: when set, the foreground starts
+    # only after every background host printed it (or ended, or ``ready_timeout`` passed), so clients
+    # do not spend their retries on servers still starting.
+    ready: str | None = None
+    ready_timeout: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -117,6 +123,26 @@ class StepOutcome:
 
     background: Mapping[str, Mapping[str, ProbeOutput]]
     foreground: Mapping[str, Mapping[str, ProbeOutput]]
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """The part of an active check that runs during the gather, on the sessions the gather opens anyway.
+
+    The engine gathers ``server`` first, starts ``server_probes`` there (in the background, on its
+    connection) and waits until they print ``ready``; only then do the ``clients``' gather scripts
+    start, each with its probes appended. So a client needs no session of its own and finds the
+    server up. ``cleanup`` ends the server probes if they still run once the gather is done. The
+    outputs reach ``steps`` (as ``done``) and ``judge`` as the first StepOutcome: background is the
+    server's, foreground each client's. Planned from hosts.yaml alone: no facts exist yet.
+    """
+
+    server: str
+    server_probes: Sequence[Probe]
+    ready: str
+    clients: Mapping[str, Sequence[Probe]]
+    cleanup: Sequence[Probe] = ()
+    ready_timeout: float = 10.0
 
 
 class ActiveCheck(Check):
@@ -128,9 +154,19 @@ class ActiveCheck(Check):
 
     scope: ClassVar[str] = "cluster"
 
+    def overlap(self, ctx: EvalContext, window: float) -> Overlap | None:
+        """What of this check can run during the gather (``ctx`` holds no facts yet), or None.
+
+        ``window``: seconds the gather may take, which the server probes must outlast.
+        """
+        return None
+
     @abc.abstractmethod
-    def steps(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Step]:
-        """Phases to run, in order; only hosts in ``facts`` (reachable ones) may appear."""
+    def steps(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome] = ()) -> list[Step]:
+        """Phases to run, in order; only hosts in ``facts`` (reachable ones) may appear.
+
+        ``done``: what the overlap already ran during the gather; plan only what it did not cover.
+        """
 
     @abc.abstractmethod
     def judge(self, facts: Mapping[str, Facts], outcomes: Sequence[StepOutcome], ctx: EvalContext) -> list[Finding]:

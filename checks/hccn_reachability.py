@@ -123,7 +123,7 @@ class HccnReachabilityCheck(ActiveCheck):
                    f"{max(1, len(order) // 2)} ahead")
         return plan, pattern
 
-    def steps(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Step]:
+    def steps(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome] = ()) -> list[Step]:
         if ctx.cluster.accelerator != "npu":
             return []
         plan, _ = self.plan(facts, ctx)

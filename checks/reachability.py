@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOutcome, finding
+from preflight.checks.base import ActiveCheck, EvalContext, Facts, Overlap, Step, StepOutcome, finding
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 from preflight.node_python import with_json_writer
@@ -36,6 +36,7 @@ HCCL_DEFAULT_BASE_PORT = 60000
 
 # argv: tag window_seconds port:expected_connections ...  -> one JSON line (also when stopped by SIGTERM)
 # Low-level modules only (_socket, _signal: no enum, json or threading imports): ~9 ms per run.
+LISTENER_READY = '{"ready": true}'  # the listener's first line, once every port is bound (or failed to bind)
 LISTENER = with_json_writer(r"""
 import _signal, _socket, errno, os, select, sys, time
 # JSON_WRITER
@@ -70,17 +71,32 @@ for port, expected in ports:
         entry["error"] = errno.errorcode.get(exc.errno or 0, str(exc))
 print(js({"ready": True}), flush=True)
 deadline = time.time() + window
+# Our stdout is the SSH session: once nobody reads it (the run ended or was interrupted), poll reports
+# an error on it and the listener ends at once instead of holding the port for the rest of its window.
+poller = select.poll()
+poller.register(1, 0)
+by_fd = {}
+for s, entry in socks.items():
+    if entry["expected"] > 0:
+        poller.register(s.fileno(), select.POLLIN)
+        by_fd[s.fileno()] = s
 try:
-    while socks and time.time() < deadline:
-        waiting = [s for s, e in socks.items() if len(e["peers"]) < e["expected"]]
-        if not waiting:
+    while by_fd and time.time() < deadline:
+        events = poller.poll(int(1000 * min(0.2, max(0.0, deadline - time.time()))))
+        if any(fd == 1 for fd, _ in events):
+            out["orphaned"] = True
             break
-        ready, _, _ = select.select(waiting, [], [], min(0.2, max(0.0, deadline - time.time())))
-        for s in ready:
-            fd, addr = s._accept()
-            os.close(fd)
+        for fd, _ in events:
+            s = by_fd.get(fd)
+            if s is None:
+                continue
+            conn, addr = s._accept()
+            os.close(conn)
             peer = addr[0][7:] if addr[0].startswith("::ffff:") else addr[0]
             socks[s]["peers"].append(peer)
+            if len(socks[s]["peers"]) >= socks[s]["expected"]:
+                poller.unregister(fd)
+                del by_fd[fd]
 except Stop:
     out["stopped"] = True
 for s in socks:
@@ -262,8 +278,7 @@ class ReachabilityCheck(ActiveCheck):
         found = []
         master = hosts.get(ctx.cluster.master)
         if master and master.name in usable:
-            address = master.env.get("MASTER_ADDR", master.address)
-            found.append(Target(master.name, address, ctx.cluster.master_port, "master port"))
+            found.append(_master_target(master, ctx))
         if ctx.cluster.accelerator == "npu":
             for name in usable:
                 host = hosts[name]
@@ -284,10 +299,34 @@ class ReachabilityCheck(ActiveCheck):
                 plan[target] = sorted({order[(i - 1) % len(order)], order[(i + 1) % len(order)]} - {target.host})
         return plan, ("every pair" if all_pairs else "every host to the master, HCCL ports of ring neighbours")
 
-    def steps(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Step]:
+    def overlap(self, ctx: EvalContext, window: float) -> Overlap | None:
+        """The master-port test, run during the gather: the master listens, every other host's gather connects.
+
+        Planned from hosts.yaml alone, so a host whose python turns out broken still connects (bash
+        needs none); ``judge`` leaves it out as it does in ``steps``.
+        """
+        hosts = {h.name: h for h in ctx.hosts}
+        master = hosts.get(ctx.cluster.master)
+        if master is None:
+            return None
+        target = _master_target(master, ctx)
+        sources = [h.name for h in ctx.hosts if h.name != master.name]
+        if not sources:
+            return None
+        timeout = float(ctx.params.get("connect_timeout", 3.0))
+        retry = 2.0
+        listen, stop = self._listener(master, window, [f"{target.port}:{len(sources)}"])
+        clients = {h: [Probe("connect", connect_command(hosts[h].python, timeout, retry, [target]),
+                             timeout=timeout + retry + 8)] for h in sources}
+        return Overlap(master.name, [listen], LISTENER_READY, clients, [stop])
+
+    def steps(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome] = ()) -> list[Step]:
         usable = [h for h, why in self.usable(facts, ctx).items() if why is None]
         plan, _ = self.pairs(ctx, usable)
-        plan = {t: s for t, s in plan.items() if s}
+        covered = {(host, _int(entry.get("port"), -1)) for outcome in done
+                   for host, outs in outcome.background.items()
+                   for entry in parse_listeners(outs.get("listen", ProbeOutput("")).stdout)}
+        plan = {t: s for t, s in plan.items() if s and (t.host, t.port) not in covered}
         if not plan:
             return []
         hosts = {h.name: h for h in ctx.hosts}
@@ -300,18 +339,25 @@ class ReachabilityCheck(ActiveCheck):
             listen[target.host].append(f"{target.port}:{len(sources)}")
             for source in sources:
                 connect[source].append(target)
-        tag = "preflight-listener-" + hashlib.sha256(repr(sorted(listen.items())).encode()).hexdigest()[:12]
-        background = {h: [Probe("listen", shlex.join([hosts[h].python, "-S", "-c", LISTENER, tag, str(window), *ports]),
-                                timeout=window + 5)] for h, ports in listen.items()}
-        # Once every connector is done, end the listeners instead of waiting out their window.
+        listeners = {h: self._listener(hosts[h], window, ports) for h, ports in listen.items()}
+        foreground = {h: [Probe("connect", connect_command(hosts[h].python, timeout, retry, targets),
+                                timeout=window + 5)] for h, targets in connect.items()}
+        return [Step(background={h: [pair[0]] for h, pair in listeners.items()}, foreground=foreground,
+                     timeout=window + 10, cleanup={h: [pair[1]] for h, pair in listeners.items()},
+                     ready=LISTENER_READY, ready_timeout=window)]
+
+    @staticmethod
+    def _listener(host: Host, window: float, ports: Sequence[str]) -> tuple[Probe, Probe]:
+        """The listener probe for ``ports`` ("port:expected peers") and the probe that stops it early."""
+        tag = "preflight-listener-" + hashlib.sha256(repr((host.name, sorted(ports))).encode()).hexdigest()[:12]
+        listen = Probe("listen", shlex.join([host.python, "-S", "-c", LISTENER, tag, str(window), *ports]),
+                       timeout=window + 5)
         # Match only the interpreter running the listener ("PYTHON -S -c ... tag"), not the shell around
         # it; "[r]" keeps the pattern from matching this pkill's own shell.
         marker = tag.replace("listener", "listene[r]")
-        cleanup = {h: [Probe("stop", "pkill -TERM -f " + shlex.quote(f"^{re.escape(hosts[h].python)} -S -c .*{marker}")
-                             + " || true", timeout=5)] for h in listen}
-        foreground = {h: [Probe("connect", connect_command(hosts[h].python, timeout, retry, targets),
-                                timeout=window + 5)] for h, targets in connect.items()}
-        return [Step(background=background, foreground=foreground, timeout=window + 10, cleanup=cleanup)]
+        stop = Probe("stop", "pkill -TERM -f " + shlex.quote(f"^{re.escape(host.python)} -S -c .*{marker}")
+                     + " || true", timeout=5)
+        return listen, stop
 
     # --- judging (pure) ---
 
@@ -356,7 +402,7 @@ class ReachabilityCheck(ActiveCheck):
             failed = {s: r for s, r in outcome_by_source.items() if r != "ok"}
             for source in sources:
                 tested[source] += 1
-            tested[target.host] += 1
+            tested[target.host] += len(sources)
             if not failed:
                 continue
             if len(failed) == len(sources) and len(sources) > 1:
@@ -381,6 +427,10 @@ class ReachabilityCheck(ActiveCheck):
                                         f"{check}: all {tested[host]} connection tests involving {host} passed "
                                         f"({pattern})"))
         return findings
+
+
+def _master_target(master: Host, ctx: EvalContext) -> Target:
+    return Target(master.name, master.env.get("MASTER_ADDR", master.address), ctx.cluster.master_port, "master port")
 
 
 def _int(value: object, default: int) -> int:

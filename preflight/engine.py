@@ -18,11 +18,11 @@ from types import FrameType
 
 from preflight import __version__
 from preflight.batch import NOT_RUN, SUDO_CHECK, Probe, ProbeOutput, as_root, build_script, new_nonce, parse_output
-from preflight.checks.base import ActiveCheck, Check, EvalContext, Facts, Step, StepOutcome
+from preflight.checks.base import ActiveCheck, Check, EvalContext, Facts, Overlap, Step, StepOutcome
 from preflight.inventory import Host, Inventory
 from preflight.model import Finding, HostResult, Report, Status
 from preflight.redact import redact_report
-from preflight.transport.base import Transport, TransportError
+from preflight.transport.base import OutputWatcher, Transport, TransportError
 from preflight.transport.local import LocalTransport
 from preflight.transport.ssh import SSHTransport
 
@@ -80,6 +80,8 @@ class Engine:
         self._live: dict[str, Transport] = {}
         self._open: dict[str, Transport] = {}
         self._facts: tuple[dict[str, dict[str, Facts]], list[Finding]] | None = None
+        self._overlaps: list[_Overlapping] = []
+        self._servers: ThreadPoolExecutor | None = None  # runs the overlaps' server probes
         self.started = datetime.now(timezone.utc)
 
     # --- gather ---------------------------------------------------------------------------------
@@ -96,21 +98,32 @@ class Engine:
         return planned
 
     def gather_host(self, host: Host) -> HostGather:
+        serving = [o for o in self._overlaps if o.plan.server == host.name]
+        try:
+            return self._gather_host(host, serving)
+        finally:
+            for overlap in serving:
+                overlap.gate.set()  # already set once the server said ready; else its clients go on without it
+
+    def _gather_host(self, host: Host, serving: Sequence[_Overlapping]) -> HostGather:
         start = time.monotonic()
         transport = self.make_transport(host)
         with self._lock:
             self._live[host.name] = transport
         try:
             transport.connect()
+            clients = self._client_probes(host, start)
             planned = self.plan(host)
             nonce = new_nonce()
             remaining = max(1.0, self.options.host_timeout - (time.monotonic() - start))
             sudo = [Probe(_SUDO_KEY, SUDO_CHECK, 5.0)] if self.options.sudo else []
-            unique, same_as = dedupe([p for _, p in planned])
+            unique, same_as = dedupe([p for _, p in planned] + [p for _, p in clients])
             script = build_script(sudo + unique, nonce)
             execution = transport.run_script(script, remaining)
             outputs = parse_output(execution.stdout, [p.key for p in sudo + unique], nonce, execution.stderr)
             outputs.update({key: outputs[first] for key, first in same_as.items()})
+            for overlap, probe in clients:
+                overlap.clients.setdefault(host.name, {})[probe.key.rsplit("/", 1)[1]] = outputs[probe.key]
         except TransportError as exc:
             transport.close()
             return self._unreachable(host, start, exc.kind, exc.message)
@@ -126,6 +139,8 @@ class Engine:
         if self.keep_open and not execution.timed_out:
             with self._lock:
                 self._open[host.name] = transport  # reused by the active phase, closed by close()
+            for overlap in serving:
+                self._start_server(overlap)
         else:
             transport.close()
         seconds = time.monotonic() - start
@@ -165,6 +180,9 @@ class Engine:
     def gather(self) -> None:
         """Gather every host, at most ``parallel`` at once; results land in ``self.gathered``."""
         hosts = list(self.inventory.hosts)
+        self._overlaps = self._plan_overlaps()
+        servers = {o.plan.server for o in self._overlaps}
+        hosts.sort(key=lambda h: h.name not in servers)  # servers first: their clients wait for them
         pool = ThreadPoolExecutor(max_workers=max(1, min(self.options.parallel, len(hosts))))
         pending: set[Future[HostGather]] = {pool.submit(self.gather_host, h) for h in hosts}
         try:
@@ -184,6 +202,8 @@ class Engine:
 
     def abort(self) -> None:
         """Close every live connection (unblocks workers) — used on Ctrl-C."""
+        for overlap in self._overlaps:
+            overlap.gate.set()
         with self._lock:
             live = list(self._live.values()) + list(self._open.values())
             self._open.clear()
@@ -192,6 +212,63 @@ class Engine:
                 transport.close()
             except Exception:
                 pass
+
+    # --- overlaps: active work done during the gather ------------------------------------------
+
+    def _plan_overlaps(self) -> list[_Overlapping]:
+        """Each active check's overlap, planned from hosts.yaml; none unless sessions stay open."""
+        if not self.keep_open:
+            return []
+        hosts = self.inventory.hosts
+        waves = -(-len(hosts) // max(1, self.options.parallel))
+        window = self.options.host_timeout * waves + 10.0  # the gather's bound: the server must outlast it
+        found = []
+        names = {h.name for h in hosts}
+        for check in self.checks:
+            if isinstance(check, ActiveCheck):
+                params = {**check.params, **self.inventory.params.get(check.family, {})}
+                plan = check.overlap(EvalContext(self.inventory.cluster, hosts, params), window)
+                if plan is not None and plan.server in names:
+                    found.append(_Overlapping(check, plan, window))
+        return found
+
+    def _client_probes(self, host: Host, start: float) -> list[tuple[_Overlapping, Probe]]:
+        """The overlap probes ``host`` runs as a client, once each server is up (bounded by the host's time)."""
+        found = []
+        for overlap in self._overlaps:
+            probes = overlap.plan.clients.get(host.name)
+            if not probes:
+                continue
+            overlap.gate.wait(max(0.0, self.options.host_timeout - (time.monotonic() - start)))
+            if overlap.ready:
+                found += [(overlap, Probe(f"{overlap.check.ident}/{_OVERLAP}/{p.key}", p.command, p.timeout))
+                          for p in probes]
+        return found
+
+    def _start_server(self, overlap: _Overlapping) -> None:
+        """Start the server probes on the server's open session; open the gate once they say ready."""
+        if self._servers is None:
+            self._servers = ThreadPoolExecutor(max_workers=max(1, len(self._overlaps)))
+        watch = _ReadyWatch(overlap.plan.ready)
+        seconds = max((p.timeout for p in overlap.plan.server_probes), default=overlap.window) + 5
+        overlap.server_run = self._servers.submit(self._run_on, overlap.plan.server, overlap.plan.server_probes,
+                                                  seconds, watch.feed)
+        overlap.server_run.add_done_callback(watch.ended)
+        watch.event.wait(overlap.plan.ready_timeout)
+        overlap.ready = watch.seen
+        overlap.gate.set()
+
+    def _finish_overlaps(self) -> None:
+        """Stop the servers still running (after a short grace) and file each overlap as its check's first outcome."""
+        for overlap in self._overlaps:
+            run = overlap.server_run
+            if run is None or not overlap.ready:
+                continue
+            wait([run], timeout=CLEANUP_GRACE)
+            if not run.done() and overlap.plan.cleanup:
+                self._run_on(overlap.plan.server, overlap.plan.cleanup, 10.0)
+            self.outcomes.setdefault(overlap.check.ident, []).append(
+                StepOutcome({overlap.plan.server: run.result()}, dict(overlap.clients)))
 
     # --- evaluate -------------------------------------------------------------------------------
 
@@ -230,34 +307,48 @@ class Engine:
     def activate(self) -> None:
         """Run every active check's steps on the connections kept open by the gather."""
         try:
+            self._finish_overlaps()
             for check in self.checks:
                 if not isinstance(check, ActiveCheck):
                     continue
                 facts = self.facts()[0].get(check.ident, {})
                 outcomes = self.outcomes.setdefault(check.ident, [])
-                for step in check.steps(facts, self.context(check)):
+                for step in check.steps(facts, self.context(check), done=tuple(outcomes)):
                     outcomes.append(self.run_step(step))
         finally:
             self.close()
 
     def run_step(self, step: Step) -> StepOutcome:
-        """Start background probes, then foreground ones, all concurrently; wait for all (bounded)."""
-        jobs = [("background", host, probes) for host, probes in step.background.items()]
-        jobs += [("foreground", host, probes) for host, probes in step.foreground.items()]
-        results: dict[str, dict[str, dict[str, ProbeOutput]]] = {"background": {}, "foreground": {}}
-        if not jobs:
+        """Start background probes (and wait until they say ``step.ready``), then foreground ones; wait for all.
+
+        Once the foreground has ended, background probes get ``CLEANUP_GRACE`` seconds to end by
+        themselves; ``step.cleanup`` runs only on the hosts where they have not.
+        """
+        if not step.background and not step.foreground:
             return StepOutcome({}, {})
-        pool = ThreadPoolExecutor(max_workers=max(1, min(self.options.parallel, len(jobs))))
+        results: dict[str, dict[str, dict[str, ProbeOutput]]] = {"background": {}, "foreground": {}}
+        pool = ThreadPoolExecutor(max_workers=max(1, min(self.options.parallel,
+                                                         len(step.background) + len(step.foreground))))
         try:
-            futures = {pool.submit(self._run_on, host, probes, step.timeout): (role, host)
-                       for role, host, probes in jobs}
-            for future, (role, host) in futures.items():
-                if role == "foreground":
-                    results[role][host] = future.result()
-            cleanups = [pool.submit(self._run_on, host, probes, 10.0) for host, probes in step.cleanup.items()]
-            for future, (role, host) in futures.items():
-                if role == "background":
-                    results[role][host] = future.result()
+            readiness = {host: _ReadyWatch(step.ready) for host in step.background}
+            background = {host: pool.submit(self._run_on, host, probes, step.timeout,
+                                            readiness[host].feed if step.ready else None)
+                          for host, probes in step.background.items()}
+            if step.ready:
+                deadline = time.monotonic() + step.ready_timeout
+                for host, future in background.items():
+                    future.add_done_callback(readiness[host].ended)
+                    readiness[host].event.wait(max(0.0, deadline - time.monotonic()))
+            foreground = {host: pool.submit(self._run_on, host, probes, step.timeout)
+                          for host, probes in step.foreground.items()}
+            for host, future in foreground.items():
+                results["foreground"][host] = future.result()
+            if background:
+                wait(background.values(), timeout=CLEANUP_GRACE)
+            cleanups = [pool.submit(self._run_on, host, probes, 10.0) for host, probes in step.cleanup.items()
+                        if host not in background or not background[host].done()]
+            for host, future in background.items():
+                results["background"][host] = future.result()
             for cleanup in cleanups:
                 cleanup.result()
         except BaseException:
@@ -267,19 +358,22 @@ class Engine:
         pool.shutdown(wait=True)
         return StepOutcome(results["background"], results["foreground"])
 
-    def _run_on(self, host: str, probes: Sequence[Probe], timeout: float) -> dict[str, ProbeOutput]:
+    def _run_on(self, host: str, probes: Sequence[Probe], timeout: float,
+                on_stdout: OutputWatcher | None = None) -> dict[str, ProbeOutput]:
         keys = [p.key for p in probes]
         transport = self._open.get(host)
         if transport is None:
             return {k: NOT_RUN for k in keys}
         nonce = new_nonce()
         try:
-            execution = transport.run_script(build_script(probes, nonce), timeout)
+            execution = transport.run_script(build_script(probes, nonce), timeout, on_stdout)
         except Exception:
             return {k: NOT_RUN for k in keys}
         return parse_output(execution.stdout, keys, nonce, execution.stderr)
 
     def close(self) -> None:
+        if self._servers is not None:
+            self._servers.shutdown(wait=False)
         with self._lock:
             opened = list(self._open.values())
             self._open.clear()
@@ -359,6 +453,52 @@ class Engine:
 
 
 _SUDO_KEY = "ssh/sudo"
+
+
+_OVERLAP = "overlap"  # middle part of an overlap client probe's key: ident/overlap/key
+
+
+@dataclass
+class _Overlapping:
+    """An overlap in flight: the gate its clients wait on, whether its server said ready, what came back."""
+
+    check: ActiveCheck
+    plan: Overlap
+    window: float
+    gate: threading.Event = field(default_factory=threading.Event)
+    ready: bool = False
+    server_run: Future[dict[str, ProbeOutput]] | None = None
+    clients: dict[str, dict[str, ProbeOutput]] = field(default_factory=dict)
+
+
+CLEANUP_GRACE = 0.5  # seconds background probes get to end by themselves before a step's cleanup runs
+
+
+class _ReadyWatch:
+    """Set ``event`` once ``marker`` shows up in the stdout chunks fed to it (a marker may span two chunks).
+
+    >>> watch = _ReadyWatch('"ready": true'); watch.feed(b'{"rea'); watch.feed(b'dy": true}'); watch.event.is_set()
+    True
+    """
+
+    def __init__(self, marker: str | None) -> None:
+        self.marker = (marker or "").encode()
+        self.tail = b""
+        self.seen = False  # the marker showed up (event is also set when the script ended without it)
+        self.event = threading.Event()
+
+    def feed(self, data: bytes) -> None:
+        if self.event.is_set():
+            return
+        text = self.tail + data
+        if self.marker in text:
+            self.seen = True
+            self.event.set()
+        self.tail = text[-len(self.marker):] if self.marker else b""
+
+    def ended(self, _: Future[dict[str, ProbeOutput]]) -> None:
+        """A background script that ended will not say it is ready: stop waiting for it."""
+        self.event.set()
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:

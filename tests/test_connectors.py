@@ -91,3 +91,22 @@ def test_listener_counts_peers_and_reports_when_stopped() -> None:
     [entry] = parse_listeners(listener.stdout.read())
     assert listener.wait(timeout=10) == 0
     assert entry["bound"] is True and entry["peers"] == ["127.0.0.1", "127.0.0.1"]
+
+
+def test_listener_ends_as_soon_as_nobody_reads_its_output() -> None:
+    """An interrupted run closes the session: the listener must free the port at once, not after its window."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    proc = subprocess.Popen([sys.executable, "-S", "-c", LISTENER, "tag", "60", f"{port}:5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == b'{"ready": true}'
+        proc.stdout.close()  # the session is gone
+        assert proc.wait(timeout=5) is not None
+    finally:
+        proc.kill()
+    again = socket.socket()
+    again.bind(("127.0.0.1", port))  # free again
+    again.close()

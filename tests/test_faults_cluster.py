@@ -117,6 +117,20 @@ def test_host_down_is_refused_fast(cluster: NetnsCluster, hosts_file: Path, tmp_
     assert_others_checked(report, "node2")
 
 
+def test_master_down_does_not_hold_up_the_others(cluster: NetnsCluster, hosts_file: Path, tmp_path: Path) -> None:
+    """The other hosts' TCP test waits for the master's listener: a master that never answers must not stall them."""
+    cluster.stop_sshd("node1")
+    try:
+        code, report, seconds = run_json(hosts_file, tmp_path, "--connect-timeout", "3")
+    finally:
+        cluster.start_sshd("node1")
+    assert code == 1 and seconds < 20
+    assert problems(report) == {("ssh.connect", "node1", "error")}
+    assert_others_checked(report, "node1")
+    reach = {f["host"]: f["status"] for f in report["findings"] if f["check"] == "net.reachability"}
+    assert set(reach.values()) <= {"skip"}, reach
+
+
 def test_black_holed_host_times_out(cluster: NetnsCluster, hosts_file: Path, tmp_path: Path) -> None:
     rule = ["INPUT", "-p", "tcp", "--dport", "22", "-j", "DROP"]
     cluster.exec("node3", ["iptables", "-I", *rule])

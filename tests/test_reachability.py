@@ -196,3 +196,41 @@ def test_hccl_port_dropped_on_one_npu_host(cluster: NetnsCluster, tmp_path: Path
     bad = [f for f in findings if f["status"] == "fail"]
     assert [(f["host"], f["observed"]) for f in bad] == [("node4", "3/3 hosts: timeout")]
     assert "node4:60000 (HCCL base port)" in bad[0]["message"]
+
+
+def test_overlap_runs_the_master_port_test_inside_the_gather() -> None:
+    ctx = context(4)
+    plan = CHECK.overlap(ctx, window=70.0)
+    assert plan is not None and plan.server == "n1" and set(plan.clients) == {"n2", "n3", "n4"}
+    (listen,) = plan.server_probes
+    assert "29500:3" in listen.command and " 70.0 " in listen.command and listen.timeout == 75.0
+    connect = plan.clients["n2"][0].command
+    assert "/dev/tcp/" in connect and "10.0.0.1" in connect and "29500" in connect and "n1=10.0.0.1:29500" in connect
+    assert plan.ready == '{"ready": true}' and plan.cleanup[0].command.startswith("pkill -TERM -f ")
+    assert CHECK.overlap(context(1), window=70.0) is None, "nobody to connect"
+
+
+def test_steps_leave_out_what_the_overlap_covered() -> None:
+    ctx = context(3, "npu")
+    facts: dict[str, Facts] = {h.name: {} for h in ctx.hosts}
+    covered = outcome({"n1": [{"port": 29500, "expected": 2, "bound": True, "peers": ["10.0.0.2", "10.0.0.3"]}]},
+                      {h: [result("n1", 29500, "ok")] for h in ("n2", "n3")})
+    (step,) = CHECK.steps(facts, ctx, done=[covered])
+    assert not any("29500" in p.command for probes in step.background.values() for p in probes)
+    assert all("60000:2" in p.command for probes in step.background.values() for p in probes)
+    assert CHECK.steps(facts, context(3), done=[covered]) == [], "cpu: nothing left after the overlap"
+    silent = outcome({"n1": []}, {})  # the overlap's listener reported nothing: the step tests the port again
+    (again,) = CHECK.steps(facts, context(3), done=[silent])
+    assert "29500:2" in again.background["n1"][0].command
+
+
+def test_judge_merges_the_overlap_and_the_steps() -> None:
+    ctx = context(2, "npu")
+    facts: dict[str, Facts] = {h.name: {} for h in ctx.hosts}
+    master = outcome({"n1": [{"port": 29500, "expected": 1, "bound": True, "peers": ["10.0.0.2"]}]},
+                     {"n2": [result("n1", 29500, "ok")]})
+    hccl = outcome({h: [{"port": 60000, "expected": 1, "bound": True, "peers": ["x"]}] for h in ("n1", "n2")},
+                   {"n1": [result("n2", 60000, "ok")], "n2": [result("n1", 60000, "timeout")]})
+    findings = CHECK.judge(facts, [master, hccl], ctx)
+    assert [(f.host, f.status, f.peer) for f in findings if f.status != Status.PASS] == [("n2", Status.FAIL, "n1")]
+    assert "all 3 connection tests involving n1" in next(f.message for f in findings if f.host == "n1")

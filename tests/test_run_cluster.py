@@ -22,7 +22,7 @@ from preflight.checks import all_checks, known_params
 from preflight.checks.base import ActiveCheck
 from preflight.engine import Engine, RunOptions, ssh_transport_factory
 from preflight.inventory import Host, load_inventory
-from preflight.transport.base import Execution, Transport
+from preflight.transport.base import Execution, OutputWatcher, Transport
 
 pytestmark = pytest.mark.cluster
 
@@ -174,9 +174,9 @@ def test_one_round_trip_per_host(cluster: NetnsCluster, hosts_file: Path) -> Non
         def connect(self) -> None:
             self.inner.connect()
 
-        def run_script(self, script: str, timeout: float) -> Execution:
+        def run_script(self, script: str, timeout: float, on_stdout: OutputWatcher | None = None) -> Execution:
             calls[self.host.name] = calls.get(self.host.name, 0) + 1
-            return self.inner.run_script(script, timeout)
+            return self.inner.run_script(script, timeout, on_stdout)
 
         def close(self) -> None:
             self.inner.close()
@@ -188,6 +188,16 @@ def test_one_round_trip_per_host(cluster: NetnsCluster, hosts_file: Path) -> Non
     report = Engine(inventory, passive, transport_factory=factory).run()
     assert calls == {f"node{i}": 1 for i in range(1, 5)}, "every passive probe of a host in one session"
     assert report.exit_code() == 0
+
+    # The default run's TCP test to the master port rides on the gather: only the master's listener
+    # needs a second session (a cleanup would be a third: every connector got through, so none).
+    calls.clear()
+    default = [c for c in all_checks() if c.by_default]
+    report = Engine(inventory, default, transport_factory=factory).run()
+    assert calls == {"node1": 2, "node2": 1, "node3": 1, "node4": 1}
+    reach = [f for f in report.findings if f.check == "net.reachability"]
+    assert {(f.host, f.status.value) for f in reach} == {(f"node{i}", "pass") for i in range(1, 5)}
+    assert "all 3 connection tests involving node1" in next(f.message for f in reach if f.host == "node1")
 
 
 @pytest.fixture

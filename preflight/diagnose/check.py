@@ -36,7 +36,14 @@ from preflight.checks.allreduce import TORCH_PROBE
 from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOutcome, finding
 from preflight.checks.firewall import FirewallCheck
 from preflight.checks.net import IFACE_VARS, _ClusterView, parse_getent
-from preflight.checks.reachability import CONNECTOR, LISTENER, connect_meaning, parse_listeners, parse_results
+from preflight.checks.reachability import (
+    CONNECTOR,
+    LISTENER,
+    LISTENER_READY,
+    connect_meaning,
+    parse_listeners,
+    parse_results,
+)
 from preflight.diagnose.launch import Launch, parse_launch
 from preflight.diagnose.worker import DRYRUN
 from preflight.inventory import ClusterSpec, Host
@@ -326,7 +333,7 @@ class DiagnoseCheck(ActiveCheck):
             return str(addrs[0])
         return hosts[self.plan.master].address
 
-    def steps(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Step]:
+    def steps(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome] = ()) -> list[Step]:
         hosts = {h.name: h for h in ctx.hosts}
         port = self.plan.port
         master = self.plan.master
@@ -349,7 +356,8 @@ class DiagnoseCheck(ActiveCheck):
                 spec = f"{master}=[{address}]:{port}" if ":" in address else f"{master}={address}:{port}"
                 foreground[source] = [Probe("connect", shlex.join([hosts[source].python, "-S", "-c", CONNECTOR,
                                                                    str(timeout), "2.0", spec]), timeout=window + 5)]
-            found.append(Step(background=background, foreground=foreground, timeout=window + 10, cleanup=cleanup))
+            found.append(Step(background=background, foreground=foreground, timeout=window + 10, cleanup=cleanup,
+                              ready=LISTENER_READY, ready_timeout=window))
         ranks = self.ranks(facts)
         if port is not None and self.plan.master_addr and len(ranks) >= 1:
             found.append(Step(background={}, foreground={h: [Probe("dryrun", self.rank_command(hosts[h], r, len(ranks)),

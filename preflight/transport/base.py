@@ -7,8 +7,11 @@ the deadline cut the run short.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
+
+OutputWatcher = Callable[[bytes], None]
 
 
 class TransportError(Exception):
@@ -40,6 +43,8 @@ class Transport(Protocol):
 
     def connect(self) -> None: ...
 
-    def run_script(self, script: str, timeout: float) -> Execution: ...
+    def run_script(self, script: str, timeout: float, on_stdout: OutputWatcher | None = None) -> Execution:
+        """Run ``script``; ``on_stdout`` sees stdout as it arrives (a transport may hand it all over at the end)."""
+        ...
 
     def close(self) -> None: ...

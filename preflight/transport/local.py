@@ -7,7 +7,7 @@ import signal
 import subprocess
 import time
 
-from preflight.transport.base import Execution
+from preflight.transport.base import Execution, OutputWatcher
 
 
 class LocalTransport:
@@ -16,7 +16,7 @@ class LocalTransport:
     def connect(self) -> None:
         return None
 
-    def run_script(self, script: str, timeout: float) -> Execution:
+    def run_script(self, script: str, timeout: float, on_stdout: OutputWatcher | None = None) -> Execution:
         start = time.monotonic()
         proc = subprocess.Popen(
             ["sh", "-s"],
@@ -27,6 +27,8 @@ class LocalTransport:
         )
         try:
             out, err = proc.communicate(script.encode(), timeout=timeout)
+            if on_stdout is not None:
+                on_stdout(out)
             return Execution(out, err, proc.returncode, False, time.monotonic() - start)
         except subprocess.TimeoutExpired:
             _kill_group(proc.pid)

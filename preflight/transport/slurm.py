@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from ClusterShell.NodeSet import NodeSet
 
 from preflight.inventory import Host
-from preflight.transport.base import Execution, TransportError
+from preflight.transport.base import Execution, OutputWatcher, TransportError
 
 HEADER = "@@PF-NODE"
 _LABEL = re.compile(rb"^\s*(\d+): ?(.*)$", re.DOTALL)
@@ -223,8 +223,11 @@ class SlurmTransport:
             raise TransportError("slurm", f"{self.host.name} is not in this Slurm allocation "
                                           f"({self.batch.allocation}): srun cannot reach it")
 
-    def run_script(self, script: str, timeout: float) -> Execution:
-        return self.batch.submit(self.host.name, script, timeout)
+    def run_script(self, script: str, timeout: float, on_stdout: OutputWatcher | None = None) -> Execution:
+        execution = self.batch.submit(self.host.name, script, timeout)
+        if on_stdout is not None:
+            on_stdout(execution.stdout)
+        return execution
 
     def close(self) -> None:
         self.batch.stop()

@@ -15,7 +15,7 @@ from pathlib import Path
 import paramiko
 
 from preflight.inventory import Host
-from preflight.transport.base import Execution, TransportError
+from preflight.transport.base import Execution, OutputWatcher, TransportError
 
 SYSTEM_KNOWN_HOSTS = Path("/etc/ssh/ssh_known_hosts")
 _KNOWN_HOSTS_LOCK = threading.Lock()
@@ -162,8 +162,10 @@ class SSHTransport:
             raise TransportError("unreachable", f"jump host {spec} cannot reach "
                                                 f"{self.host.address}:{self.host.port}: {exc}") from exc
 
-    def run_script(self, script: str, timeout: float) -> Execution:
+    def run_script(self, script: str, timeout: float, on_stdout: OutputWatcher | None = None) -> Execution:
         """Send ``script`` to ``sh -s`` and collect output until it exits or ``timeout`` passes.
+
+        ``on_stdout`` sees each chunk of stdout as it arrives (before the cap).
 
         At most ``MAX_STREAM_BYTES`` of each stream are kept (the rest is read and dropped). Once the
         script has exited, a stray process that still holds its stdout open is not waited for.
@@ -197,6 +199,8 @@ class SSHTransport:
                 if not data:
                     break
                 _keep(out, data)
+                if on_stdout is not None:
+                    on_stdout(data)
             else:
                 return Execution(bytes(out), bytes(err), None, True, time.monotonic() - start)
             while channel.recv_stderr_ready():
