@@ -17,11 +17,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import paramiko
 import pytest
 import yaml
 from cli_runner import preflight
 from conftest import cluster_fixture
 from netns_cluster import NetnsCluster
+
+from preflight.inventory import Host
+from preflight.transport.base import TransportError
+from preflight.transport.ssh import SSHTransport
 
 pytestmark = pytest.mark.cluster
 
@@ -190,6 +195,30 @@ def test_changed_host_key_is_refused(cluster: NetnsCluster, hosts_file: Path, tm
     assert problems(report) == {("ssh.connect", "node1", "error")}
     assert connect_error(report, "node1") == "hostkey-changed"
     assert_others_checked(report, "node1")
+
+
+def test_hashed_known_hosts_entry_is_verified_over_gcm(cluster: NetnsCluster, tmp_path: Path) -> None:
+    """A hashed known_hosts line (ssh-keygen -H) is matched; a wrong key under the same hashed name is refused."""
+    node = cluster.node("node2")
+    line = next(ln for ln in cluster.known_hosts.read_text().splitlines() if ln.split()[0] == node.address)
+    _, keytype, blob = line.split()
+    known = tmp_path / "known_hosts"
+    known.write_text(f"{paramiko.HostKeys.hash_host(node.address)} {keytype} {blob}\n")
+    host = Host("node2", node.address, identity_file=str(cluster.client_key), known_hosts=str(known))
+    transport = SSHTransport(host, connect_timeout=5)
+    try:
+        execution = transport.run_script("hostname\n", timeout=10)
+        assert execution.exit_status == 0 and execution.stdout.decode().strip() == "node2"
+        assert transport.client is not None
+        ssh = transport.client.get_transport()
+        assert ssh is not None and ssh.remote_cipher.startswith("aes128-gcm")  # type: ignore[attr-defined]
+    finally:
+        transport.close()
+    other = next(ln for ln in cluster.known_hosts.read_text().splitlines() if ln.split()[0] != node.address)
+    known.write_text(f"{paramiko.HostKeys.hash_host(node.address)} {other.split()[1]} {other.split()[2]}\n")
+    with pytest.raises(TransportError) as refused:
+        SSHTransport(host, connect_timeout=5).connect()
+    assert refused.value.kind == "hostkey-changed"
 
 
 # --- probes that misbehave --------------------------------------------------------------------------------------

@@ -11,11 +11,13 @@ import socket
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import paramiko
 
 from preflight.inventory import Host
 from preflight.transport.base import Execution, OutputWatcher, TransportError
+from preflight.transport.known_hosts import host_keys
 
 SYSTEM_KNOWN_HOSTS = Path("/etc/ssh/ssh_known_hosts")
 _KNOWN_HOSTS_LOCK = threading.Lock()
@@ -45,6 +47,16 @@ class _AcceptNewPolicy(paramiko.MissingHostKeyPolicy):
         client.get_host_keys().add(hostname, key.get_name(), key)
 
 
+def _gcm_first(sock: Any, /, **options: Any) -> paramiko.Transport:
+    """A Transport that prefers AES-GCM: an AEAD cipher has no separate MAC, which paramiko computes and compares
+    in Python for every packet (~10% of the controller's CPU with aes-ctr + hmac). The others stay as fallbacks."""
+    transport = paramiko.Transport(sock, **options)
+    security = transport.get_security_options()
+    ciphers = tuple(security.ciphers)
+    security.ciphers = tuple(c for c in ciphers if "-gcm@" in c) + tuple(c for c in ciphers if "-gcm@" not in c)
+    return transport
+
+
 class SSHTransport:
     """One cached SSH connection to one host."""
 
@@ -64,12 +76,17 @@ class SSHTransport:
         if self.client is not None:
             return
         client = paramiko.SSHClient()
-        for path in (SYSTEM_KNOWN_HOSTS, self.known_hosts):
+        name = self._known_name()
+        known: dict[str, paramiko.PKey] = {}
+        for path in (SYSTEM_KNOWN_HOSTS, self.known_hosts):  # per key type the first file wins, as in paramiko
             if path.is_file():
                 try:
-                    client.load_system_host_keys(str(path))
-                except (OSError, paramiko.SSHException) as exc:
+                    for keytype, key in host_keys(str(path), name).items():
+                        known.setdefault(keytype, key)
+                except OSError as exc:
                     raise TransportError("hostkey-unknown", f"cannot read known_hosts {path}: {exc}") from exc
+        for keytype, key in known.items():  # only this host's keys: not the whole file per connection
+            client.get_host_keys().add(name, keytype, key)
         if self.accept_new_host_keys:
             client.set_missing_host_key_policy(_AcceptNewPolicy(self.known_hosts))
         else:
@@ -86,6 +103,7 @@ class SSHTransport:
                 banner_timeout=self.connect_timeout,
                 auth_timeout=self.connect_timeout,
                 sock=sock,
+                transport_factory=_gcm_first,
             )
         except paramiko.BadHostKeyException as exc:
             sock.close()
