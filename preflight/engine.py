@@ -24,7 +24,6 @@ from preflight.model import Finding, HostResult, Report, Status
 from preflight.redact import redact_report
 from preflight.transport.base import OutputWatcher, Transport, TransportError
 from preflight.transport.local import LocalTransport
-from preflight.transport.ssh import SSHTransport
 
 TransportFactory = Callable[[Host], Transport]
 
@@ -51,6 +50,10 @@ class HostGather:
 
 
 def ssh_transport_factory(options: RunOptions) -> TransportFactory:
+    # paramiko (~85 ms of imports) only when a run may use SSH: `preflight node` never does. Imported here, once,
+    # not in the worker threads that call make().
+    from preflight.transport.ssh import SSHTransport
+
     def make(host: Host) -> Transport:
         if host.address in ("localhost", "local") and host.proxy_jump is None and host.port == 22 \
                 and host.identity_file is None:

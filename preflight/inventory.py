@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import paramiko
 import yaml
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
@@ -363,6 +362,8 @@ def _ssh_config_lookup(path: str | None) -> Callable[[str], dict[str, Any]]:
     config_path = Path(os.path.expanduser(path or "~/.ssh/config"))
     if not config_path.is_file():
         return lambda name: {}
+    import paramiko  # only here: `preflight node` never needs it
+
     config = paramiko.SSHConfig.from_path(str(config_path))
 
     def lookup(name: str) -> dict[str, Any]:

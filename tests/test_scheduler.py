@@ -178,3 +178,11 @@ def test_node_timeout_is_a_hard_bound(tmp_path: Path) -> None:
     assert seconds < 2 + 1.5, seconds  # + interpreter start
     assert out.returncode == 1
     assert out.stdout.startswith("preflight node ") and out.stdout.count("\n") == 1
+
+
+def test_node_never_loads_ssh() -> None:
+    """`preflight node` (a prolog's budget) runs without importing paramiko: ~85 ms of imports it has no use for."""
+    code = ("import sys\nfrom preflight.cli import main\nsys.argv = ['preflight', 'node', '--checks', 'sysctl']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\nprint('paramiko loaded:', 'paramiko' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert out.stdout.startswith("preflight node ") and "paramiko loaded: False" in out.stdout, out.stdout + out.stderr
