@@ -21,7 +21,6 @@ from rich.text import Text
 
 from preflight import __version__, drain, recorder
 from preflight.checks import all_checks, known_params
-from preflight.checks.base import ActiveCheck
 from preflight.commands import register_all
 from preflight.engine import Engine, HostGather, RunOptions
 from preflight.inventory import InventoryError, load_inventory, local_inventory
@@ -139,10 +138,9 @@ def _run(hosts: Path | None, checks: list[str] | None, skip: list[str] | None, p
     options = RunOptions(parallel=parallel, connect_timeout=connect_timeout, command_timeout=command_timeout,
                          host_timeout=host_timeout, accept_new_host_keys=accept_new_host_keys, only=only,
                          sudo=sudo)
-    factory = None
-    if use_slurm:  # one srun for every host; the active checks (they need open sessions) run over SSH only
-        chosen = [c for c in chosen if not isinstance(c, ActiveCheck)]
-        factory = slurm_transport.slurm_transport_factory(inventory.hosts)[0]
+    factory, batch = None, None
+    if use_slurm:  # one srun for every host per round: the gather, then each round of the active checks
+        factory, batch = slurm_transport.slurm_transport_factory(inventory.hosts)
         options = replace(options, parallel=max(1, len(inventory.hosts)))
     out = Console(markup=False, highlight=False)
     err = Console(stderr=True, markup=False, highlight=False)
@@ -164,7 +162,7 @@ def _run(hosts: Path | None, checks: list[str] | None, skip: list[str] | None, p
         still = still if len(still) <= 40 else still[:37] + "..."
         progress.update(task, advance=1, status=f"unreachable {len(problems)}  waiting for {still or '-'}")
 
-    engine = Engine(inventory, chosen, options, transport_factory=factory, on_host_done=host_done)
+    engine = Engine(inventory, chosen, options, transport_factory=factory, on_host_done=host_done, batching=batch)
     complete = engine.run_interruptible(gathering=progress)
     report = engine.report(complete=complete)
     report = drain.apply(report, max_unhealthy)[0]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -22,7 +22,7 @@ from preflight.checks.base import ActiveCheck, Check, EvalContext, Facts, Overla
 from preflight.inventory import Host, Inventory
 from preflight.model import Finding, HostResult, Report, Status
 from preflight.redact import redact_report
-from preflight.transport.base import OutputWatcher, Transport, TransportError
+from preflight.transport.base import Batching, OutputWatcher, Transport, TransportError
 from preflight.transport.local import LocalTransport
 
 TransportFactory = Callable[[Host], Transport]
@@ -70,12 +70,14 @@ class Engine:
         options: RunOptions = RunOptions(),
         transport_factory: TransportFactory | None = None,
         on_host_done: Callable[[HostGather], None] | None = None,
+        batching: Batching | None = None,
     ) -> None:
         self.inventory = inventory
         self.checks = list(checks)
         self.options = options
         self.make_transport = transport_factory or ssh_transport_factory(options)
         self.on_host_done = on_host_done
+        self.batching = batching  # the transport runs each round of scripts as one command (srun)
         self.gathered: dict[str, HostGather] = {}
         self.outcomes: dict[str, list[StepOutcome]] = {}  # active check ident -> its steps' outcomes
         self.keep_open = any(isinstance(c, ActiveCheck) for c in self.checks)
@@ -207,6 +209,8 @@ class Engine:
         """Close every live connection (unblocks workers) — used on Ctrl-C."""
         for overlap in self._overlaps:
             overlap.gate.set()
+        if self.batching is not None:
+            self.batching.stop()
         with self._lock:
             live = list(self._live.values()) + list(self._open.values())
             self._open.clear()
@@ -220,7 +224,7 @@ class Engine:
 
     def _plan_overlaps(self) -> list[_Overlapping]:
         """Each active check's overlap, planned from hosts.yaml; none unless sessions stay open."""
-        if not self.keep_open:
+        if not self.keep_open or self.batching is not None:  # one srun per round: no server to gate clients on
             return []
         hosts = self.inventory.hosts
         waves = -(-len(hosts) // max(1, self.options.parallel))
@@ -330,10 +334,14 @@ class Engine:
         if not step.background and not step.foreground:
             return StepOutcome({}, {})
         results: dict[str, dict[str, dict[str, ProbeOutput]]] = {"background": {}, "foreground": {}}
-        pool = ThreadPoolExecutor(max_workers=max(1, min(self.options.parallel,
-                                                         len(step.background) + len(step.foreground))))
+        every = len(step.background) + len(step.foreground) + len(step.cleanup)
+        # A batching transport holds a thread per host until its whole round ends: every host needs one.
+        pool = ThreadPoolExecutor(max_workers=max(1, every if self.batching else
+                                                  min(self.options.parallel, len(step.background) +
+                                                      len(step.foreground))))
         try:
             readiness = {host: _ReadyWatch(step.ready) for host in step.background}
+            self._expect(step.background)
             background = {host: pool.submit(self._run_on, host, probes, step.timeout,
                                             readiness[host].feed if step.ready else None)
                           for host, probes in step.background.items()}
@@ -342,14 +350,17 @@ class Engine:
                 for host, future in background.items():
                     future.add_done_callback(readiness[host].ended)
                     readiness[host].event.wait(max(0.0, deadline - time.monotonic()))
+            self._expect(step.foreground)
             foreground = {host: pool.submit(self._run_on, host, probes, step.timeout)
                           for host, probes in step.foreground.items()}
             for host, future in foreground.items():
                 results["foreground"][host] = future.result()
             if background:
                 wait(background.values(), timeout=CLEANUP_GRACE)
-            cleanups = [pool.submit(self._run_on, host, probes, 10.0) for host, probes in step.cleanup.items()
-                        if host not in background or not background[host].done()]
+            stopping = {host: probes for host, probes in step.cleanup.items()
+                        if host not in background or not background[host].done()}
+            self._expect(stopping)
+            cleanups = [pool.submit(self._run_on, host, probes, 10.0) for host, probes in stopping.items()]
             for host, future in background.items():
                 results["background"][host] = future.result()
             for cleanup in cleanups:
@@ -360,6 +371,13 @@ class Engine:
             raise
         pool.shutdown(wait=True)
         return StepOutcome(results["background"], results["foreground"])
+
+    def _expect(self, hosts: Collection[str]) -> None:
+        """Announce a round to a batching transport: the hosts among ``hosts`` that will run a script."""
+        if self.batching is not None:
+            with self._lock:
+                running = [h for h in hosts if h in self._open]
+            self.batching.expect(running)
 
     def _run_on(self, host: str, probes: Sequence[Probe], timeout: float,
                 on_stdout: OutputWatcher | None = None) -> dict[str, ProbeOutput]:
@@ -375,6 +393,8 @@ class Engine:
         return parse_output(execution.stdout, keys, nonce, execution.stderr)
 
     def close(self) -> None:
+        if self.batching is not None:
+            self.batching.stop()
         if self._servers is not None:
             self._servers.shutdown(wait=False)
         with self._lock:

@@ -68,7 +68,12 @@ class SlurmCluster:
                           f"--seed-file={self.dir / 'munged.seed'}"], self.dir / "munged.pid")
             self._daemon(["slurmctld", "-c", "-i"], self.dir / "slurmctld.pid")
             for node in self.cluster.nodes:
-                self._daemon(["nsenter", f"--net=/run/netns/{node.netns}", "slurmd", "-c", "-N", node.name],
+                # The node's own host name and /etc/hosts (its peers' names resolve, as DNS does on a real
+                # cluster) in private UTS and mount namespaces; not `ip netns exec`, whose fresh /sys has no
+                # cgroup fs for slurmd.
+                script = 'mount --bind "$1" /etc/hosts && hostname "$3" && exec nsenter --net="$2" slurmd -c -N "$3"'
+                self._daemon(["unshare", "--mount", "--uts", "--propagation", "private", "sh", "-c", script, "sh",
+                              f"/etc/netns/{node.netns}/hosts", f"/run/netns/{node.netns}", node.name],
                              self.dir / f"slurmd-{node.name}.pid")
             self.wait_idle()
         except BaseException:

@@ -99,6 +99,45 @@ def test_srun_transport_host_outside_allocation_is_an_error(slurm: SlurmCluster)
                                                   if f["check"] == "ssh.connect" and f["host"] == "node3")
 
 
+def _listeners_left(netns: NetnsCluster) -> list[str]:
+    """Command lines of preflight listeners still running in any node's namespace."""
+    left = []
+    for node in netns.nodes:
+        pids = subprocess.run(["ip", "netns", "pids", node.netns], capture_output=True, text=True,
+                              check=False).stdout.split()
+        for pid in pids:
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if "preflight-listener-" in cmd:
+                left.append(f"{node.name} {pid}: {cmd}")
+    return left
+
+
+def test_reachability_over_srun_names_the_blocked_link(slurm: SlurmCluster) -> None:
+    # The master-port test needs a listener on node1 while node2 and node3 connect: two job steps at once
+    # (--overlap), the clients' started once the listener's step said it is up; the cleanup ends it.
+    netns = slurm.cluster
+    code, report = _salloc(slurm, "node[1-3]", "--hosts", "slurm")  # the default checks, as the job pre-step runs
+    assert code == 0, [f["message"] for f in report["findings"] if f["status"] not in ("pass", "skip")]
+    assert {"versions", "sysctl", "firewall", "net"} <= {f["check"].split(".")[0] for f in report["findings"]}
+    assert _statuses(report, "net.reachability") == {"node1": "pass", "node2": "pass", "node3": "pass"}
+    assert _listeners_left(netns) == []
+    rule = ["INPUT", "-p", "tcp", "--dport", "29500", "-s", netns.node("node3").address, "-j", "REJECT",
+            "--reject-with", "tcp-reset"]
+    netns.exec("node1", ["iptables", "-I", *rule])
+    try:
+        code, report = _salloc(slurm, "node[1-3]", "--hosts", "slurm", "--checks", "net.reachability")
+    finally:
+        netns.exec("node1", ["iptables", "-D", *rule])
+    assert code == 1
+    reach = {f["host"]: f for f in report["findings"] if f["check"] == "net.reachability"}
+    assert {h: f["status"] for h, f in reach.items()} == {"node1": "pass", "node2": "pass", "node3": "fail"}, reach
+    assert "node1:29500 (master port): refused" in reach["node3"]["message"], reach["node3"]
+    assert _listeners_left(netns) == []
+
+
 def test_max_unhealthy_over_srun_exits_3_and_recommends_no_drain(slurm: SlurmCluster) -> None:
     netns = slurm.cluster
     try:

@@ -7,7 +7,7 @@ the deadline cut the run short.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -48,3 +48,20 @@ class Transport(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class Batching(Protocol):
+    """Transports whose hosts' scripts run together, one command per round (the slurm transport: one srun).
+
+    The engine announces each round of the active phase before its scripts arrive, so the round
+    starts as soon as the last of them is in, and stops everything when the run ends.
+    """
+
+    def expect(self, hosts: Collection[str]) -> None:
+        """The next round's hosts: each will call ``run_script`` once for it."""
+        ...
+
+    def stop(self) -> None:
+        """End whatever still runs; no round starts after this."""
+        ...
+

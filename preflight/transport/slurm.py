@@ -6,9 +6,14 @@ thousands of SSH sessions. Every host of the engine gets a ``SlurmTransport``; t
 
     srun --nodes=N --ntasks=N --ntasks-per-node=1 --nodelist=<nodes> --label --input=all sh -s
 
-and splits stdout back per node: the payload first prints ``@@PF-NODE <SLURMD_NODENAME>`` and
-``--label`` prefixes every line with the task number. A node that printed nothing (down, not in the
-allocation, srun failed) gets a ``TransportError`` of kind ``slurm``: an error finding for that host.
+and splits stdout back per node as it arrives: the payload first prints ``@@PF-NODE <SLURMD_NODENAME>``
+and ``--label`` prefixes every line with the task number. A node that printed nothing (down, not in
+the allocation, srun failed) gets a ``TransportError`` of kind ``slurm``: an error finding for that host.
+
+The gather is the first *round*; the active phase announces each later round (``expect``: the hosts
+whose listeners, clients or cleanups come next) and gets one srun per round too, so a reachability
+test over 1,000 nodes costs three sruns (listeners, clients, cleanup), each its own job step
+(``--overlap``: the clients' step runs while the listeners' step still does).
 
 >>> split_labelled(b"0: @@PF-NODE n1\\n1: @@PF-NODE n2\\n0: a\\n 1: b\\n")
 {'n1': b'a\\n', 'n2': b'b\\n'}
@@ -24,7 +29,8 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from ClusterShell.NodeSet import NodeSet
 
@@ -94,21 +100,43 @@ def build_payload(scripts: Mapping[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def split_labelled(stdout: bytes) -> dict[str, bytes]:
-    """``srun --label`` output -> node -> its own bytes (the header line names the node of each task)."""
-    by_task: dict[bytes, bytearray] = {}
-    nodes: dict[bytes, str] = {}
-    header = HEADER.encode() + b" "
-    for line in stdout.splitlines(keepends=True):
+class LabelSplitter:
+    """``srun --label`` output, line by line -> (node, the line without its label), as it arrives.
+
+    The first line of each task names its node (``@@PF-NODE n1``) and yields nothing; lines of a task
+    whose node is not known yet, or without a label (srun's own messages), yield ``(None, b"")``.
+
+    >>> split = LabelSplitter()
+    >>> split.feed(b"0: @@PF-NODE n1\\n"), split.feed(b" 0: ready\\n"), split.feed(b"srun: error\\n")
+    ((None, b''), ('n1', b'ready\\n'), (None, b''))
+    """
+
+    _HEADER = HEADER.encode() + b" "
+
+    def __init__(self) -> None:
+        self.nodes: dict[bytes, str] = {}  # task number -> node
+
+    def feed(self, line: bytes) -> tuple[str | None, bytes]:
         match = _LABEL.match(line)
         if not match:
-            continue
+            return None, b""
         task, rest = match.group(1), match.group(2)
-        if task not in nodes and rest.startswith(header):
-            nodes[task] = rest[len(header):].strip().decode("utf-8", "replace")
-            continue
-        by_task.setdefault(task, bytearray()).extend(rest if rest.endswith(b"\n") else rest + b"\n")
-    return {node: bytes(by_task.get(task, b"")) for task, node in nodes.items()}
+        if task not in self.nodes and rest.startswith(self._HEADER):
+            self.nodes[task] = rest[len(self._HEADER):].strip().decode("utf-8", "replace")
+            return None, b""
+        node = self.nodes.get(task)
+        return (node, rest if rest.endswith(b"\n") else rest + b"\n") if node else (None, b"")
+
+
+def split_labelled(stdout: bytes) -> dict[str, bytes]:
+    """``srun --label`` output -> node -> its own bytes (the header line names the node of each task)."""
+    split = LabelSplitter()
+    found: dict[str, bytearray] = {}
+    for line in stdout.splitlines(keepends=True):
+        node, rest = split.feed(line)
+        if node is not None:
+            found.setdefault(node, bytearray()).extend(rest)
+    return {node: bytes(found.get(node, b"")) for node in split.nodes.values()}
 
 
 def srun_argv(nodes: Sequence[str], timeout: float, srun: str = "srun") -> list[str]:
@@ -123,8 +151,27 @@ def srun_argv(nodes: Sequence[str], timeout: float, srun: str = "srun") -> list[
             "--overlap", f"--time={minutes}", "--job-name=preflight", "sh", "-s"]
 
 
+@dataclass(eq=False)
+class _Round:
+    """One srun: the hosts it waits for, their scripts and watchers, and what came back."""
+
+    expected: set[str]
+    scripts: dict[str, str] = field(default_factory=dict)
+    watchers: dict[str, OutputWatcher] = field(default_factory=dict)
+    timeout: float = 0.0
+    first: float | None = None  # when the first script arrived
+    started: bool = False
+    done: threading.Event = field(default_factory=threading.Event)
+    results: dict[str, bytearray] = field(default_factory=dict)
+    errors: dict[str, bytes] = field(default_factory=dict)
+    stderr: bytes = b""  # srun's own complaints
+    status: int | None = None
+    timed_out: bool = False
+    seconds: float = 0.0
+
+
 class SlurmBatch:
-    """Collects every host's script, runs one srun, hands each host its part."""
+    """Collects every host's script for a round, runs one srun per round, hands each host its part."""
 
     def __init__(self, hosts: Sequence[Host], srun: str = "srun", wait: float = GATHER_WAIT_S,
                  environ: Mapping[str, str] | None = None) -> None:
@@ -135,80 +182,144 @@ class SlurmBatch:
         self.srun = srun
         self.wait = wait
         self._lock = threading.Condition()
-        self._scripts: dict[str, str] = {}
-        self._first: float | None = None
-        self._started = False
-        self._done = threading.Event()
-        self._results: dict[str, bytes] = {}
-        self._errors: dict[str, bytes] = {}
-        self._stderr = b""
-        self._status: int | None = None
-        self._timed_out = False
-        self._seconds = 0.0
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._pending: list[_Round] = [_Round(set(self.expected))]  # the gather is the first round
+        self._procs: set[subprocess.Popen[bytes]] = set()
+        self._stopped = False
 
     def allows(self, host: str) -> bool:
         """Whether ``host`` is in the current allocation (any host when the allocation is unknown)."""
         return self.allocation is None or host in self.allocation
 
-    def submit(self, host: str, script: str, timeout: float) -> Execution:
-        """Register ``host``'s script; the caller that completes the set (or waits longest) runs srun."""
+    def expect(self, hosts: Collection[str]) -> None:
+        """Announce the next round: its srun starts once each of ``hosts`` has submitted (or ``wait`` passed)."""
+        wanted = {h for h in hosts if self.allows(h)}
+        if wanted:
+            with self._lock:
+                self._pending.append(_Round(wanted))
+
+    def submit(self, host: str, script: str, timeout: float, on_stdout: OutputWatcher | None = None) -> Execution:
+        """Add ``host``'s script to the oldest round that waits for it; the caller that completes the round
+        (or waits longest) runs its srun. ``on_stdout`` sees the host's lines as they arrive."""
         with self._lock:
-            if self._started:
-                raise TransportError("slurm", "the srun batch already ran (one gather per run)")
-            self._scripts[host] = script
-            self._first = self._first or time.monotonic()
+            if self._stopped:
+                raise TransportError("slurm", "stopped")
+            round_ = next((r for r in self._pending if host in r.expected and host not in r.scripts), None)
+            if round_ is None:  # not announced: a round of its own
+                round_ = _Round({host})
+                self._pending.append(round_)
+            round_.scripts[host] = script
+            if on_stdout is not None:
+                round_.watchers[host] = on_stdout
+            round_.timeout = max(round_.timeout, timeout)
+            round_.first = round_.first or time.monotonic()
             self._lock.notify_all()
-            while not self._started and len(self._scripts) < len(self.expected):
-                left = self._first + self.wait - time.monotonic()
+            while not round_.started and len(round_.scripts) < len(round_.expected):
+                left = round_.first + self.wait - time.monotonic()
                 if left <= 0:
                     break
                 self._lock.wait(left)
-            leader = not self._started
-            self._started = True
+            leader = not round_.started
+            if leader:
+                round_.started = True
+                self._pending.remove(round_)
         if leader:
-            self._run(timeout)
-        self._done.wait()
-        if host not in self._results:
-            said = " ".join(self._stderr.decode("utf-8", "replace").split())[-400:]
-            raise TransportError("slurm", f"no output from {host} through srun (exit {self._status}): "
+            self._run(round_)
+        round_.done.wait()
+        if host not in round_.results:
+            said = " ".join(round_.stderr.decode("utf-8", "replace").split())[-400:]
+            raise TransportError("slurm", f"no output from {host} through srun (exit {round_.status}): "
                                           f"{said or 'nothing on stderr'}")
-        return Execution(self._results[host], self._errors.get(host, b""), 0 if self._status == 0 else self._status,
-                         self._timed_out, self._seconds)
+        return Execution(bytes(round_.results[host]), round_.errors.get(host, b""),
+                         0 if round_.status == 0 else round_.status, round_.timed_out, round_.seconds)
 
-    def _run(self, timeout: float) -> None:
+    def _run(self, round_: _Round) -> None:
         start = time.monotonic()
+        scripts = dict(round_.scripts)
         try:
-            scripts = dict(self._scripts)
-            proc = self._proc = subprocess.Popen(
-                srun_argv(list(scripts), timeout, self.srun), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True)
-            try:
-                out, err = proc.communicate(build_payload(scripts).encode(), timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self._timed_out = True
-                proc.send_signal(signal.SIGTERM)  # srun forwards it to the tasks and ends the step
-                try:
-                    out, err = proc.communicate(timeout=3)
-                except subprocess.TimeoutExpired:
-                    _kill_group(proc.pid)
-                    out, err = proc.communicate()
-            self._status = None if self._timed_out else proc.returncode
-            # srun's own complaints, without the probes' framed stderr (kept per node in _errors)
-            self._stderr = b"".join(line for line in err.splitlines(True) if b"@@PF-" not in line)
-            self._results = {node: data for node, data in split_labelled(out).items() if node in scripts}
-            self._errors = {node: data for node, data in split_labelled(err).items() if node in scripts}
+            proc = subprocess.Popen(srun_argv(list(scripts), round_.timeout, self.srun), stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         except OSError as exc:
-            self._stderr = f"cannot run {self.srun}: {exc}".encode()
+            round_.stderr = f"cannot run {self.srun}: {exc}".encode()
+            round_.seconds = time.monotonic() - start
+            round_.done.set()
+            return
+        with self._lock:
+            self._procs.add(proc)
+            stopped = self._stopped
+        if stopped:
+            _kill_group(proc.pid)
+        err = bytearray()
+        helpers = [threading.Thread(target=_feed, args=(proc, build_payload(scripts).encode()), daemon=True),
+                   threading.Thread(target=_drain, args=(proc, err), daemon=True)]
+        for helper in helpers:
+            helper.start()
+        timer = threading.Timer(round_.timeout, self._expire, (round_, proc))
+        timer.daemon = True
+        timer.start()
+        try:
+            split = LabelSplitter()
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                node, rest = split.feed(line)
+                if node is None or node not in scripts:
+                    continue
+                round_.results.setdefault(node, bytearray()).extend(rest)
+                watcher = round_.watchers.get(node)
+                if watcher is not None:
+                    watcher(rest)
+            for node in split.nodes.values():  # a node that printed its header and nothing else still answered
+                if node in scripts:
+                    round_.results.setdefault(node, bytearray())
+            proc.wait()
+            for helper in helpers:
+                helper.join()
         finally:
-            self._seconds = time.monotonic() - start
-            self._done.set()
+            timer.cancel()
+            with self._lock:
+                self._procs.discard(proc)
+            round_.status = None if round_.timed_out else proc.poll()
+            # srun's own complaints, without the probes' framed stderr (kept per node in errors)
+            round_.stderr = b"".join(line for line in bytes(err).splitlines(True) if b"@@PF-" not in line)
+            round_.errors = {node: data for node, data in split_labelled(bytes(err)).items() if node in scripts}
+            round_.seconds = time.monotonic() - start
+            round_.done.set()
+
+    @staticmethod
+    def _expire(round_: _Round, proc: subprocess.Popen[bytes]) -> None:
+        """The round's deadline: SIGTERM srun (it forwards it to the tasks and ends the step), then kill."""
+        round_.timed_out = True
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc.pid)
 
     def stop(self) -> None:
-        """Kill srun if it is still running (Ctrl-C: the engine closes every live transport)."""
-        proc = self._proc
-        if proc is not None and proc.poll() is None:
-            _kill_group(proc.pid)
+        """Kill every srun still running and refuse new rounds (Ctrl-C: the engine closes every live transport)."""
+        with self._lock:
+            self._stopped = True
+            procs = list(self._procs)
+            self._lock.notify_all()
+        for proc in procs:
+            if proc.poll() is None:
+                _kill_group(proc.pid)
+
+
+def _feed(proc: subprocess.Popen[bytes], payload: bytes) -> None:
+    """Write the payload to srun's stdin and close it (--input=all: every task reads it)."""
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(payload)
+        proc.stdin.close()
+    except OSError:  # srun ended early: its exit status says why
+        pass
+
+
+def _drain(proc: subprocess.Popen[bytes], into: bytearray) -> None:
+    stream = proc.stderr
+    assert stream is not None
+    while chunk := stream.read(65536):
+        into.extend(chunk)
 
 
 class SlurmTransport:
@@ -224,13 +335,10 @@ class SlurmTransport:
                                           f"({self.batch.allocation}): srun cannot reach it")
 
     def run_script(self, script: str, timeout: float, on_stdout: OutputWatcher | None = None) -> Execution:
-        execution = self.batch.submit(self.host.name, script, timeout)
-        if on_stdout is not None:
-            on_stdout(execution.stdout)
-        return execution
+        return self.batch.submit(self.host.name, script, timeout, on_stdout)
 
     def close(self) -> None:
-        self.batch.stop()
+        """Nothing of one host's to close: the batch's sruns end with their rounds (``SlurmBatch.stop`` on Ctrl-C)."""
 
 
 def slurm_transport_factory(hosts: Sequence[Host], srun: str = "srun") -> tuple[Callable[[Host], SlurmTransport],
