@@ -3,7 +3,9 @@
 Every daemon reads a config written into a private folder (``SLURM_CONF`` points srun, salloc and
 scontrol at it), authenticates through a private munged (own key and socket), and is stopped by
 ``down()``. Each node's slurmd runs in the node's network namespace (``nsenter --net``) under its
-own NodeName, so one machine holds a multi-node Slurm without ``--enable-multiple-slurmd``.
+own NodeName, host name (UTS namespace) and ``/etc/hosts`` (a private mount namespace), so one
+machine holds a multi-node Slurm without ``--enable-multiple-slurmd`` and node names resolve on
+every node, as on a real cluster.
 
     with SlurmCluster(netns_cluster, workdir) as slurm:
         subprocess.run(["srun", "-N3", "hostname"], env=slurm.env())
@@ -27,7 +29,7 @@ __all__ = ["SlurmCluster", "slurm_support_problem"]
 
 def slurm_support_problem() -> str | None:
     """Why a Slurm cannot be started here (missing packages), or None."""
-    for tool in ("slurmctld", "slurmd", "srun", "salloc", "scontrol", "munged", "nsenter"):
+    for tool in ("slurmctld", "slurmd", "srun", "salloc", "scontrol", "munged", "nsenter", "unshare"):
         if shutil.which(tool) is None and not os.access(f"/usr/sbin/{tool}", os.X_OK):
             return f"`{tool}` not found (apt-get install slurm-wlm munge)"
     return None
