@@ -77,11 +77,15 @@ def test_several_targets_at_once(ports: tuple[int, int]) -> None:
     assert results["c"] in ("refused", "unreachable", "EADDRNOTAVAIL", "EAFNOSUPPORT")  # no IPv6 in some sandboxes
 
 
+def free_port() -> int:
+    """A loopback TCP port nothing listens on (bound once, released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def test_listener_counts_peers_and_reports_when_stopped() -> None:
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
+    port = free_port()
     listener = subprocess.Popen([sys.executable, "-S", "-c", LISTENER, "tag", "5", f"{port}:2"],
                                 stdout=subprocess.PIPE, text=True)
     assert listener.stdout is not None
@@ -95,10 +99,7 @@ def test_listener_counts_peers_and_reports_when_stopped() -> None:
 
 def test_listener_ends_as_soon_as_nobody_reads_its_output() -> None:
     """An interrupted run closes the session: the listener must free the port at once, not after its window."""
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-S", "-c", LISTENER, "tag", "60", f"{port}:5"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:

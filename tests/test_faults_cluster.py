@@ -110,12 +110,18 @@ def remove_fakes(cluster: NetnsCluster) -> None:
 # --- unreachable hosts --------------------------------------------------------------------------------------------
 
 
-def test_host_down_is_refused_fast(cluster: NetnsCluster, hosts_file: Path, tmp_path: Path) -> None:
-    cluster.stop_sshd("node2")
+def run_without_sshd(cluster: NetnsCluster, node: str, hosts_file: Path, tmp_path: Path
+                     ) -> tuple[int, dict[str, Any], float]:
+    """One run (3 s connect timeout) while ``node``'s sshd is stopped; it is started again afterwards."""
+    cluster.stop_sshd(node)
     try:
-        code, report, seconds = run_json(hosts_file, tmp_path, "--connect-timeout", "3")
+        return run_json(hosts_file, tmp_path, "--connect-timeout", "3")
     finally:
-        cluster.start_sshd("node2")
+        cluster.start_sshd(node)
+
+
+def test_host_down_is_refused_fast(cluster: NetnsCluster, hosts_file: Path, tmp_path: Path) -> None:
+    code, report, seconds = run_without_sshd(cluster, "node2", hosts_file, tmp_path)
     assert code == 1 and seconds < 20
     assert problems(report) == {("ssh.connect", "node2", "error")}
     assert connect_error(report, "node2") == "refused"
@@ -124,11 +130,7 @@ def test_host_down_is_refused_fast(cluster: NetnsCluster, hosts_file: Path, tmp_
 
 def test_master_down_does_not_hold_up_the_others(cluster: NetnsCluster, hosts_file: Path, tmp_path: Path) -> None:
     """The other hosts' TCP test waits for the master's listener: a master that never answers must not stall them."""
-    cluster.stop_sshd("node1")
-    try:
-        code, report, seconds = run_json(hosts_file, tmp_path, "--connect-timeout", "3")
-    finally:
-        cluster.start_sshd("node1")
+    code, report, seconds = run_without_sshd(cluster, "node1", hosts_file, tmp_path)
     assert code == 1 and seconds < 20
     assert problems(report) == {("ssh.connect", "node1", "error")}
     assert_others_checked(report, "node1")
