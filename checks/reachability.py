@@ -313,11 +313,8 @@ class ReachabilityCheck(ActiveCheck):
         sources = [h.name for h in ctx.hosts if h.name != master.name]
         if not sources:
             return None
-        timeout = float(ctx.params.get("connect_timeout", 3.0))
-        retry = 2.0
         listen, stop = self._listener(master, window, [f"{target.port}:{len(sources)}"])
-        clients = {h: [Probe("connect", connect_command(hosts[h].python, timeout, retry, [target]),
-                             timeout=timeout + retry + 8)] for h in sources}
+        clients = {h: [_connector(hosts[h], [target], ctx)] for h in sources}
         return Overlap(master.name, [listen], LISTENER_READY, clients, [stop])
 
     def steps(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome] = ()) -> list[Step]:
@@ -330,9 +327,7 @@ class ReachabilityCheck(ActiveCheck):
         if not plan:
             return []
         hosts = {h.name: h for h in ctx.hosts}
-        timeout = float(ctx.params.get("connect_timeout", 3.0))
-        retry = 2.0
-        window = timeout + retry + 3.0
+        window = _connect_seconds(ctx) + 3.0  # the listeners outlast every client's connect and retries
         listen: dict[str, list[str]] = defaultdict(list)
         connect: dict[str, list[Target]] = defaultdict(list)
         for target, sources in plan.items():
@@ -340,8 +335,7 @@ class ReachabilityCheck(ActiveCheck):
             for source in sources:
                 connect[source].append(target)
         listeners = {h: self._listener(hosts[h], window, ports) for h, ports in listen.items()}
-        foreground = {h: [Probe("connect", connect_command(hosts[h].python, timeout, retry, targets),
-                                timeout=window + 5)] for h, targets in connect.items()}
+        foreground = {h: [_connector(hosts[h], targets, ctx)] for h, targets in connect.items()}
         return [Step(background={h: [pair[0]] for h, pair in listeners.items()}, foreground=foreground,
                      timeout=window + 10, cleanup={h: [pair[1]] for h, pair in listeners.items()},
                      ready=LISTENER_READY, ready_timeout=window)]
@@ -427,6 +421,21 @@ class ReachabilityCheck(ActiveCheck):
                                         f"{check}: all {tested[host]} connection tests involving {host} passed "
                                         f"({pattern})"))
         return findings
+
+
+CONNECT_RETRY_S = 2.0  # a refused connect is retried this long (a listener may still be starting)
+
+
+def _connect_seconds(ctx: EvalContext) -> float:
+    """How long one client may spend on a target: its connect timeout plus the retries."""
+    return float(ctx.params.get("connect_timeout", 3.0)) + CONNECT_RETRY_S
+
+
+def _connector(host: Host, targets: Sequence[Target], ctx: EvalContext) -> Probe:
+    """The client probe ``host`` runs against ``targets`` (during the gather or in a step alike)."""
+    timeout = float(ctx.params.get("connect_timeout", 3.0))
+    return Probe("connect", connect_command(host.python, timeout, CONNECT_RETRY_S, targets),
+                 timeout=_connect_seconds(ctx) + 8.0)
 
 
 def _master_target(master: Host, ctx: EvalContext) -> Target:

@@ -334,11 +334,10 @@ class Engine:
         if not step.background and not step.foreground:
             return StepOutcome({}, {})
         results: dict[str, dict[str, dict[str, ProbeOutput]]] = {"background": {}, "foreground": {}}
-        every = len(step.background) + len(step.foreground) + len(step.cleanup)
-        # A batching transport holds a thread per host until its whole round ends: every host needs one.
-        pool = ThreadPoolExecutor(max_workers=max(1, every if self.batching else
-                                                  min(self.options.parallel, len(step.background) +
-                                                      len(step.foreground))))
+        jobs = len(step.background) + len(step.foreground)
+        # A batching transport holds a thread per host until its whole round ends: every script needs one.
+        workers = jobs + len(step.cleanup) if self.batching else min(self.options.parallel, jobs)
+        pool = ThreadPoolExecutor(max_workers=max(1, workers))
         try:
             readiness = {host: _ReadyWatch(step.ready) for host in step.background}
             self._expect(step.background)

@@ -64,4 +64,3 @@ class Batching(Protocol):
     def stop(self) -> None:
         """End whatever still runs; no round starts after this."""
         ...
-

@@ -178,11 +178,11 @@ class SlurmBatch:
         env = os.environ if environ is None else environ
         nodelist = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST")
         self.allocation = NodeSet(nodelist) if nodelist else None  # srun reaches only these
-        self.expected = [h.name for h in hosts if self.allows(h.name)]
         self.srun = srun
         self.wait = wait
         self._lock = threading.Condition()
-        self._pending: list[_Round] = [_Round(set(self.expected))]  # the gather is the first round
+        # The gather is the first round: every host srun can reach.
+        self._pending: list[_Round] = [_Round({h.name for h in hosts if self.allows(h.name)})]
         self._procs: set[subprocess.Popen[bytes]] = set()
         self._stopped = False
 
