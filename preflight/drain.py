@@ -2,7 +2,7 @@
 
 A scheduler hook that drains every node preflight flags would let one flaky check (or a broken
 switch, or a full shared filesystem) drain the whole fleet. Past the limit, ``preflight run`` exits
-with EXIT_SUSPECT (3), adds a ``preflight.max_unhealthy`` finding and recommends draining nothing.
+with ``exit_codes.SUSPECT`` (3), adds a ``preflight.max_unhealthy`` finding and recommends draining nothing.
 
 >>> parse_limit("10%"), parse_limit("4")
 ((10.0, True), (4.0, False))
@@ -16,7 +16,6 @@ from dataclasses import replace
 
 from preflight.model import Finding, Report, Status
 
-EXIT_SUSPECT = 3
 CHECK = "preflight.max_unhealthy"
 
 

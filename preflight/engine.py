@@ -21,7 +21,7 @@ from preflight.batch import NOT_RUN, SUDO_CHECK, Probe, ProbeOutput, as_root, bu
 from preflight.checks.base import ActiveCheck, Check, EvalContext, Facts, Overlap, Step, StepOutcome
 from preflight.inventory import Host, Inventory
 from preflight.model import Finding, HostResult, Report, Status
-from preflight.redact import redact_report
+from preflight.redact import known_secrets
 from preflight.transport.base import Batching, OutputWatcher, Transport, TransportError
 from preflight.transport.local import LocalTransport
 
@@ -448,8 +448,9 @@ class Engine:
                 "master": self.inventory.cluster.master,
                 "master_port": self.inventory.cluster.master_port,
             }},
+            secrets=known_secrets(h.env for h in self.inventory.hosts),  # masked by every output (redact.for_output)
         )
-        return redact_report(report, [h.env for h in self.inventory.hosts])  # the one place: every output
+        return report
 
     def run(self) -> Report:
         self.gather()

@@ -9,7 +9,9 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 SCHEMA = "preflight.report/1"
@@ -116,18 +118,30 @@ class HostResult:
         return data
 
 
-@dataclass
+@dataclass(frozen=True)
 class Report:
-    """A whole run: hosts, findings and metadata; ``to_dict`` is the versioned JSON contract."""
+    """A whole run: hosts, findings and metadata; ``to_dict`` is the versioned JSON contract.
 
-    hosts: list[HostResult]
-    findings: list[Finding]
-    checks: list[str]
+    Immutable once built (``dataclasses.replace`` makes a changed copy). ``secrets`` holds the literal values
+    of the run's secret variables (hosts.yaml ``env``, the launch line): never serialized, only used by
+    :func:`preflight.redact.for_output`, which every renderer and writer passes the report through.
+    """
+
+    hosts: Sequence[HostResult]
+    findings: Sequence[Finding]
+    checks: Sequence[str]
     started: str
     duration_s: float
     complete: bool = True
     tool_version: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    secrets: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hosts", tuple(self.hosts))
+        object.__setattr__(self, "findings", tuple(self.findings))
+        object.__setattr__(self, "checks", tuple(self.checks))
+        object.__setattr__(self, "extra", MappingProxyType(dict(self.extra)))
 
     def summary(self) -> dict[str, int]:
         counts = {s.value: 0 for s in (Status.PASS, Status.WARN, Status.FAIL, Status.ERROR, Status.SKIP)}
@@ -150,7 +164,7 @@ class Report:
             "duration_s": round(self.duration_s, 3),
             "complete": self.complete,
             "verdict": self.verdict().value,
-            "checks": self.checks,
+            "checks": list(self.checks),
             "hosts": [h.to_dict() for h in self.hosts],
             "findings": [f.to_dict() for f in self.findings],
             "summary": self.summary(),

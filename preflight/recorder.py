@@ -1,7 +1,7 @@
 """Write parse fixtures ``{command, outputs, facts}`` from a real run (``preflight run --record DIR``).
 
 Each reachable host and check gives ``DIR/<family>/parse/<host>.json``; copy the interesting ones
-into ``tests/fixtures/`` and the parser tests pick them up.
+into ``tests/fixtures/`` and the parser tests pick them up. Secrets are masked (``redact.redact_data``).
 """
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ from dataclasses import asdict
 from pathlib import Path
 
 from preflight.engine import Engine, _safe_parse
+from preflight.redact import known_secrets, redact_data
 
 
 def record(engine: Engine, directory: Path) -> list[Path]:
     written = []
+    secrets = known_secrets(h.env for h in engine.inventory.hosts)
     for check in engine.checks:
         for name, gather in engine.gathered.items():
             outputs = gather.outputs.get(check.ident)
@@ -29,6 +31,6 @@ def record(engine: Engine, directory: Path) -> list[Path]:
             }
             target = directory / check.ident / "parse" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.json"
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(json.dumps(fixture, indent=2) + "\n", encoding="utf-8")
+            target.write_text(json.dumps(redact_data(fixture, secrets), indent=2) + "\n", encoding="utf-8")
             written.append(target)
     return written

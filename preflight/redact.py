@@ -1,15 +1,19 @@
-"""Secrets out of reports: every report the engine builds goes through :func:`redact_report` (one place).
+"""Secrets out of every output: :func:`for_output` is the one redaction step that every writer and renderer
+(report.json, the terminal, HTML, JUnit, Prometheus, Markdown, ``--record`` fixtures, diagnose, explain) calls.
 
 A variable is secret when its name contains TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL or AUTH (but not
-only as AUTHOR), or a ``_``-separated part of it is or ends with KEY/KEYS (API_KEY, SSHKEY, AWS_ACCESS_KEY_ID;
-not KEYBOARD or KEYMAP). Two things are replaced by ``***`` in every text of a report:
+only as AUTHOR), or a ``_``/``-``-separated part of it is or ends with KEY/KEYS (API_KEY, SSHKEY, --api-key,
+AWS_ACCESS_KEY_ID; not KEYBOARD or KEYMAP). These are replaced by ``***`` in every text of an output:
 
-- the value after a secret name written as an assignment (``NAME=value``, ``NAME: value``, ``"NAME": "v"``);
-- every literal value of a secret variable known to the run (the hosts' ``env`` and this process's environment),
-  wherever it appears (e.g. echoed back by a probe).
+- the value after a secret name written as an assignment (``NAME=value``, ``NAME: value``, ``"NAME": "v"``,
+  ``--api-key=value``) or as a command-line option (``--api-key value``, or ``["--token", "v"]`` in an argv);
+- every literal value of a secret variable known to the run (hosts.yaml ``env``, the launch line's
+  environment, this process's environment), wherever it appears (e.g. echoed back by a probe).
 
 >>> redact_text("HF_TOKEN=hf_abc123 and api_key: 42 KEYBOARD=us", {})
 'HF_TOKEN=*** and api_key: *** KEYBOARD=us'
+>>> redact_text("train.py --api-key=zzzsecret --hf-token abc123 --lr 0.1", {})
+'train.py --api-key=*** --hf-token *** --lr 0.1'
 >>> redact_text("got s3cr3tvalue back", {"DB_PASSWORD": "s3cr3tvalue"})
 'got *** back'
 >>> redact_text("echo 'bob ALL=(root) NOPASSWD: ALL' | sudo tee /etc/sudoers.d/preflight", {})
@@ -30,7 +34,10 @@ MASK = "***"
 _SUBSTRINGS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
 _NOT_SECRET = {"NOPASSWD"}  # the sudoers tag ("alice ALL=(root) NOPASSWD: ALL"), not variables
 _MIN_LITERAL = 6  # shorter values ("1", "true") would blank out ordinary words everywhere
-_NAME_SEP = re.compile(r"(?<![A-Za-z0-9_.\-])(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)[\"']?[ \t]*[=:][ \t]*[\"']?")
+_NAME_SEP = re.compile(r"(?<![A-Za-z0-9_.\-])-{0,2}(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)[\"']?[ \t]*[=:][ \t]*[\"']?")
+# ``--api-key value``: an option whose value is the next word (only with leading dashes: ``KEY value`` is prose)
+_OPTION = re.compile(r"(?<![A-Za-z0-9_.\-])--?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+(?=[^\s-])")
+_OPTION_WORD = re.compile(r"--?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)")
 _VALUE = re.compile(r"[^\s\"',;]+")
 
 
@@ -65,35 +72,50 @@ def secret_values(envs: Iterable[Mapping[str, str]]) -> dict[str, str]:
     return found
 
 
-def redact_text(text: str, secrets: Mapping[str, str]) -> str:
-    """``text`` with secret assignments and known secret values masked."""
-    for value in sorted(set(secrets.values()), key=len, reverse=True):
-        text = text.replace(value, MASK)
-    parts: list[str] = []
-    pos = 0
-    for match in _NAME_SEP.finditer(text):
-        if match.start() < pos or not is_secret_name(match["name"]):
-            continue
-        found = _VALUE.match(text, match.end())
-        if found is None or found[0] == MASK:
-            continue
-        parts += [text[pos:match.end()], MASK]
-        pos = found.end()
-    return "".join(parts) + text[pos:]
+def redact_text(text: str, secrets: Mapping[str, str] | Iterable[str]) -> str:
+    """``text`` with secret assignments, secret options and known secret values (``secrets``) masked."""
+    values = secrets.values() if isinstance(secrets, Mapping) else secrets
+    for value in sorted(set(values), key=len, reverse=True):
+        if value:
+            text = text.replace(value, MASK)
+    for pattern in (_NAME_SEP, _OPTION):
+        parts: list[str] = []
+        pos = 0
+        for match in pattern.finditer(text):
+            if match.start() < pos or not is_secret_name(match["name"]):
+                continue
+            found = _VALUE.match(text, match.end())
+            if found is None or found[0] == MASK:
+                continue
+            parts += [text[pos:match.end()], MASK]
+            pos = found.end()
+        text = "".join(parts) + text[pos:]
+    return text
 
 
-def _walk(value: Any, secrets: Mapping[str, str]) -> Any:
+def redact_data(value: Any, secrets: Iterable[str]) -> Any:
+    """JSON-like ``value`` with every text redacted, a secret-named key's text value masked, and in a list of
+    words (an argv) the word after a secret option (``["--token", "abc"]``) masked.
+
+    >>> redact_data({"argv": ["t.py", "--api-key", "zz9", "--lr", "1"], "HF_TOKEN": "x"}, [])
+    {'argv': ['t.py', '--api-key', '***', '--lr', '1'], 'HF_TOKEN': '***'}
+    """
     if isinstance(value, str):
         return redact_text(value, secrets)
-    if isinstance(value, dict):
-        return {k: (MASK if isinstance(k, str) and is_secret_name(k) and isinstance(v, str) else _walk(v, secrets))
-                for k, v in value.items()}
+    if isinstance(value, Mapping):
+        return {k: (MASK if isinstance(k, str) and is_secret_name(k) and isinstance(v, str) else
+                    redact_data(v, secrets)) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return type(value)(_walk(v, secrets) for v in value)
+        items = [redact_data(v, secrets) for v in value]
+        for i, word in enumerate(value[:-1]):
+            option = _OPTION_WORD.fullmatch(word) if isinstance(word, str) else None
+            if option and is_secret_name(option["name"]) and isinstance(items[i + 1], str):
+                items[i + 1] = MASK
+        return type(value)(items)
     return value
 
 
-def redact_finding(finding: Finding, secrets: Mapping[str, str]) -> Finding:
+def redact_finding(finding: Finding, secrets: Iterable[str]) -> Finding:
     """A copy of ``finding`` with its texts redacted."""
     def clean(text: str | None) -> str | None:
         return None if text is None else redact_text(text, secrets)
@@ -102,16 +124,27 @@ def redact_finding(finding: Finding, secrets: Mapping[str, str]) -> Finding:
                    expected=clean(finding.expected), remedy=clean(finding.remedy))
 
 
-def redact_report(report: Report, envs: Iterable[Mapping[str, str]] = ()) -> Report:
-    """A copy of ``report`` safe to print or save: secrets of ``envs`` and of ``os.environ`` masked.
+def known_secrets(envs: Iterable[Mapping[str, str]] = ()) -> frozenset[str]:
+    """The literal values to mask: secret variables of ``envs`` and of this process's environment.
+
+    >>> sorted(known_secrets([{"A_TOKEN": "abcdefgh", "PATH": "/bin"}]) - known_secrets())
+    ['abcdefgh']
+    """
+    return frozenset(secret_values([dict(os.environ), *envs]).values())
+
+
+def for_output(report: Report) -> Report:
+    """The report as it may be shown or saved: every text redacted with the report's own ``secrets`` and this
+    process's secret variables. Every renderer and writer calls this first; it is idempotent.
 
     >>> from preflight.model import Status
-    >>> r = Report([], [Finding("net.env", "n1", Status.WARN, "net.env: MY_SECRET=hunter22 set")], [], "", 0.0)
-    >>> redact_report(r).findings[0].message
-    'net.env: MY_SECRET=*** set'
+    >>> r = Report([], [Finding("net.env", "n1", Status.WARN, "HF_TOKEN=hunter22 seen, also hunter99")], [], "",
+    ...            0.0, extra={"launch": ["--token", "t0ps3cret"]}, secrets=frozenset({"hunter99"}))
+    >>> clean = for_output(r)
+    >>> clean.findings[0].message, clean.extra["launch"]
+    ('HF_TOKEN=*** seen, also ***', ['--token', '***'])
     """
-    secrets = secret_values([dict(os.environ), *envs])
+    secrets = report.secrets | known_secrets()
     hosts = [replace(h, error=redact_text(h.error, secrets)) if h.error else h for h in report.hosts]
-    return replace(report, hosts=hosts,
-                   findings=[redact_finding(f, secrets) for f in report.findings],
-                   extra=_walk(report.extra, secrets))
+    return replace(report, hosts=hosts, findings=[redact_finding(f, secrets) for f in report.findings],
+                   extra=redact_data(dict(report.extra), secrets), secrets=secrets)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from itertools import combinations
 from pathlib import Path
 
@@ -125,8 +126,8 @@ def test_junit_structure() -> None:
 def test_prometheus_exposition_parses_with_the_real_parser() -> None:
     rep = sample()
     odd = 'we"ird\\host\nx'
-    rep.findings.append(Finding("os.shm", odd, Status.FAIL, "x"))
-    rep.hosts.append(HostResult(odd, "10.9.9.9", False))
+    rep = replace(rep, findings=[*rep.findings, Finding("os.shm", odd, Status.FAIL, "x")],
+                  hosts=[*rep.hosts, HostResult(odd, "10.9.9.9", False)])  # the report is immutable
     text = prometheus.render(rep)
     assert text.endswith("\n")
     families = {f.name: f for f in text_string_to_metric_families(text)}

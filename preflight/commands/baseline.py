@@ -12,6 +12,8 @@ from typing import Annotated
 
 import typer
 
+from preflight import exit_codes
+
 BaselineOption = Annotated[Path | None, typer.Option(help="where the baseline is kept "
                                                      "(default ~/.local/share/preflight/baseline.json)")]
 
@@ -34,17 +36,17 @@ def register(app: typer.Typer) -> None:
             report = json_report.load(file)
         except json_report.ReportFormatError as exc:
             sys.stderr.write(f"preflight: {exc}\n")
-            raise typer.Exit(2) from None
+            raise typer.Exit(exit_codes.USAGE) from None
         if report.exit_code() != 0 and not force:
             sys.stderr.write(f"preflight: {file} has fail/error findings: not a known-good run "
                              "(use --force to save it anyway)\n")
-            raise typer.Exit(2)
+            raise typer.Exit(exit_codes.USAGE)
         target = (baseline or default_baseline_path()).expanduser()
         try:
             json_report.write_text(target, json_report.dumps(report))
         except OSError as exc:
             sys.stderr.write(f"preflight: cannot write {target}: {exc.strerror or exc}\n")
-            raise typer.Exit(2) from None
+            raise typer.Exit(exit_codes.USAGE) from None
         print(f"baseline: {target} ({len(report.hosts)} hosts, started {report.started or '?'})")
 
     @group.command("show")
@@ -58,6 +60,6 @@ def register(app: typer.Typer) -> None:
             report = json_report.load(target)
         except json_report.ReportFormatError as exc:
             sys.stderr.write(f"preflight: {exc}\n")
-            raise typer.Exit(2) from None
+            raise typer.Exit(exit_codes.USAGE) from None
         print(f"baseline: {target}: {len(report.hosts)} hosts, started {report.started or '?'}, "
               f"{len(pair_figures(report))} all_reduce pairs, {len(version_values(report))} host versions")

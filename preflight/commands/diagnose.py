@@ -36,23 +36,22 @@ def register(app: typer.Typer) -> None:
         import os
         import sys
 
-        from preflight.checks import known_params
+        from preflight import app, exit_codes
         from preflight.diagnose import run
         from preflight.engine import RunOptions
-        from preflight.inventory import InventoryError, load_inventory, local_inventory
         from preflight.render import json_report
 
         try:
-            inventory = load_inventory(hosts, known_params()) if hosts else local_inventory()
-        except InventoryError as exc:
+            inventory = app.load_cluster(hosts)
+        except app.UsageError as exc:
             sys.stderr.write(f"preflight: {exc}\n")
-            raise typer.Exit(2) from None
+            raise typer.Exit(exit_codes.USAGE) from None
         inventory, plan = run.prepare(inventory, launch or [], run.environ(), timeout)
         options = RunOptions(parallel=parallel, connect_timeout=connect_timeout, host_timeout=host_timeout,
                              accept_new_host_keys=accept_new_host_keys)
-        report, summary = run.diagnose(inventory, plan, options)
-        run.write_and_print(report, summary, report_dir or json_report.new_report_dir(), json_out)
+        report, _ = run.diagnose(inventory, plan, options)
+        run.write_and_print(report, report_dir or json_report.new_report_dir(), json_out)
         if not report.complete:
             sys.stdout.flush()
-            os._exit(130)
-        raise typer.Exit(report.exit_code())
+            os._exit(exit_codes.INTERRUPTED)
+        raise typer.Exit(exit_codes.for_report(report))

@@ -14,6 +14,8 @@ from typing import Annotated
 
 import typer
 
+from preflight import exit_codes
+
 
 def register(app: typer.Typer) -> None:
     @app.command("diff")
@@ -32,13 +34,13 @@ def register(app: typer.Typer) -> None:
 
         if len(files) not in (1, 2):
             sys.stderr.write("preflight: diff takes OLD.json NEW.json, or NEW.json alone (against the baseline)\n")
-            raise typer.Exit(2)
+            raise typer.Exit(exit_codes.USAGE)
         paths = files if len(files) == 2 else [baseline or default_baseline_path(), files[0]]
         try:
             old, new = (json_report.load(p) for p in paths)
         except json_report.ReportFormatError as exc:
             sys.stderr.write(f"preflight: {exc}\n")
-            raise typer.Exit(2) from None
+            raise typer.Exit(exit_codes.USAGE) from None
         result = diff(old, new, threshold)
         if json_out:
             sys.stdout.write(json.dumps({"old": str(paths[0]), "new": str(paths[1]), **result.to_dict()},

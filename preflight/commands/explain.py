@@ -7,14 +7,15 @@ Example: ``preflight explain rank0.log rank1.log --hosts hosts.yaml``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from preflight import exit_codes
 
 if TYPE_CHECKING:
     from preflight.explain.matcher import Explanation
 
-EXIT_OK, EXIT_USAGE = 0, 2
 
 
 def register(app: typer.Typer) -> None:
@@ -34,7 +35,6 @@ def explain(
 
     Example: preflight explain rank0.log rank1.log --hosts hosts.yaml
     """
-    import json
     import sys
 
     from preflight.explain.matcher import explain_texts, read_file, read_log
@@ -48,54 +48,60 @@ def explain(
             texts[name] = read_file(Path(name))
         except OSError as exc:
             sys.stderr.write(f"preflight: {name}: cannot read the log: {exc.strerror or exc}\n")
-            raise typer.Exit(EXIT_USAGE) from None
+            raise typer.Exit(exit_codes.USAGE) from None
     result = explain_texts(texts)
     checks = list(result.best.signature.checks) if result.best else []
-    if not hosts:
-        if json_out:
-            sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
-        else:
-            sys.stdout.write(render(result))
-        raise typer.Exit(EXIT_OK)
-    if not checks:
-        if json_out:
-            sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
-        else:
-            sys.stdout.write(render(result))
-        sys.stderr.write("preflight: no check verifies this cause; nothing was run on the hosts\n")
-        raise typer.Exit(EXIT_OK)
-    if json_out:
-        raise typer.Exit(_run_checks_json(result, hosts, checks, report_dir))
-    sys.stdout.write(render(result) + f"\nrunning: preflight run --checks {','.join(checks)} --hosts {hosts}\n\n")
-    sys.stdout.flush()
-    raise typer.Exit(_run_checks(hosts, checks, False, report_dir))
+    if not hosts or not checks:
+        _print(result, json_out)
+        if hosts:
+            sys.stderr.write("preflight: no check verifies this cause; nothing was run on the hosts\n")
+        raise typer.Exit(exit_codes.OK)
+    raise typer.Exit(_verify(result, hosts, checks, json_out, report_dir))
 
 
-def _run_checks(hosts: Path, checks: list[str], json_out: bool, report_dir: Path | None) -> int:
-    """The same code path as ``preflight run --checks <ids> --hosts FILE``; its exit code."""
-    from preflight.cli import _run
-
-    report = _run(hosts, checks, None, 64, 10.0, None, 60.0, False, json_out, report_dir, None, None)
-    return report.exit_code()
-
-
-def _run_checks_json(result: Explanation, hosts: Path, checks: list[str], report_dir: Path | None) -> int:
-    """``--json --hosts``: one JSON document, the matches plus the run's report under ``"report"``."""
-    import contextlib
-    import io
+def _print(result: Explanation, json_out: bool, extra: dict[str, Any] | None = None) -> None:
+    """The explanation as JSON (with ``extra`` keys) or terminal text; secrets in the log lines masked."""
     import json
     import sys
 
-    captured = io.StringIO()
-    with contextlib.redirect_stdout(captured):
-        code = _run_checks(hosts, checks, True, report_dir)
-    data = result.to_dict()
+    from preflight.redact import known_secrets, redact_data, redact_text
+
+    if json_out:
+        data = redact_data({**result.to_dict(), **(extra or {})}, known_secrets())
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        sys.stdout.write(redact_text(render(result), known_secrets()))
+
+
+def _verify(result: Explanation, hosts: Path, checks: list[str], json_out: bool, report_dir: Path | None) -> int:
+    """Run the checks that verify the best match (as ``preflight run --checks <ids> --hosts FILE`` would);
+    with ``--json`` one document: the matches plus the run's report under ``"report"``. The exit code."""
+    import sys
+
+    from preflight import app
+    from preflight.redact import for_output
+    from preflight.render import console
+
+    request = app.RunRequest(hosts=hosts, checks=checks)
     try:
-        data["report"] = json.loads(captured.getvalue())
-    except ValueError:
-        data["report"] = captured.getvalue()
-    sys.stdout.write(json.dumps(data, indent=2) + "\n")
-    return code
+        engine = app.prepare(request)
+    except app.UsageError as exc:
+        sys.stderr.write(f"preflight: {exc}\n")
+        return exit_codes.USAGE
+    if not json_out:
+        _print(result, json_out)
+        sys.stdout.write(f"\nrunning: preflight run --checks {','.join(checks)} --hosts {hosts}\n\n")
+        sys.stdout.flush()
+    bar, engine.on_host_done = console.progress([h.name for h in engine.inventory.hosts], enabled=not json_out)
+    run = app.run_cluster(request, engine, gathering=bar)
+    path = app.save(run.report, report_dir)
+    if json_out:
+        _print(result, json_out, {"report": for_output(run.report).to_dict()})
+    else:
+        console.show(run.report, path, json_out)
+    if not run.complete:
+        console.exit_interrupted(path)
+    return exit_codes.for_report(run.report)
 
 
 def render(result: Explanation) -> str:

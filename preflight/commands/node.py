@@ -24,12 +24,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from preflight import exit_codes
+
 if TYPE_CHECKING:
     from preflight.checks.base import Check
     from preflight.model import Report
 
 ENV_SET = "PREFLIGHT_NODE_SET"
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
 class NodeUsageError(Exception):
@@ -75,33 +76,21 @@ def node_checks(selected: list[str], skipped: list[str]) -> tuple[list[Check], t
     >>> sorted(c.ident for c in checks), only
     (['sysctl', 'versions'], ('sysctl',))
     """
-    from preflight.checks import all_checks
+    from preflight.app import UsageError, select_checks
 
-    everything = all_checks()
-    families = {c.family for c in everything}
-    unknown = [s for s in [*selected, *skipped] if s.split(".")[0] not in families]
-    if unknown:
-        raise NodeUsageError(f"unknown check {', '.join(unknown)} (see `preflight list-checks`)")
-    node = [c for c in everything if c.scope == "node"]
-    cluster_only = [s for s in selected if any(c.scope != "node" and c.name and (s == c.name or s.startswith(
-        c.name + ".")) for c in everything)]
-    if cluster_only:
-        raise NodeUsageError(f"{', '.join(cluster_only)}: not a node check (it needs the other hosts: "
-                             "use `preflight run`)")
-    wanted = {c.ident for c in node if not any(c.selected_by(s) for s in skipped)
-              and ((not selected and c.by_default) or any(c.selected_by(s) for s in selected))}
-    if selected and not wanted:
-        raise NodeUsageError(f"{', '.join(selected)}: not a node check (it needs the other hosts: use `preflight run`)")
-    needed = {n for c in node if c.ident in wanted for n in c.needs}
-    chosen = [c for c in everything if c.ident in wanted | needed]
-    only = tuple(selected) or (tuple(sorted(wanted)) if needed - wanted else ())
-    return chosen, only
+    try:
+        selection = select_checks(selected, skipped, scope="node")
+    except UsageError as exc:
+        raise NodeUsageError(str(exc)) from None
+    return selection.checks, selection.only
 
 
 def verdict_line(report: Report, host: str) -> str:
     """The one line a prolog log or a drain reason can hold: verdict, counts and the first problem."""
     from preflight.model import Status
+    from preflight.redact import for_output
 
+    report = for_output(report)
     counts = report.summary()
     verdict = report.verdict()
     word = "OK" if verdict not in (Status.FAIL, Status.ERROR) else verdict.value.upper()
@@ -163,14 +152,14 @@ def register(app: typer.Typer) -> None:
         host = os.environ.get("SLURMD_NODENAME") or os.uname().nodename  # Slurm's name for it, in a prolog
         if accelerator not in ("npu", "gpu", "cpu"):
             sys.stderr.write(f"preflight: --accelerator must be npu, gpu or cpu, not {accelerator!r}\n")
-            raise typer.Exit(EXIT_USAGE)
+            raise typer.Exit(exit_codes.USAGE)
         lock = threading.Lock()
 
         def hard_stop() -> None:  # the wall-clock bound: whatever is still running, answer now
             with lock:
                 sys.stdout.write(f"preflight node {host}: ERROR timeout: not finished within {timeout:g} s\n")
                 sys.stdout.flush()
-                os._exit(EXIT_PROBLEMS)
+                os._exit(exit_codes.PROBLEMS)
 
         timer = threading.Timer(max(0.0, timeout - (time.monotonic() - start)), hard_stop)
         timer.daemon = True
@@ -184,7 +173,7 @@ def register(app: typer.Typer) -> None:
         except NodeUsageError as exc:
             timer.cancel()
             sys.stderr.write(f"preflight: {exc}\n")
-            raise typer.Exit(EXIT_USAGE) from None
+            raise typer.Exit(exit_codes.USAGE) from None
         with lock:
             timer.cancel()
             if report_dir:

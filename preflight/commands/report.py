@@ -11,6 +11,8 @@ from typing import Annotated
 
 import typer
 
+from preflight import exit_codes
+
 
 def register(app: typer.Typer) -> None:
     @app.command("report")
@@ -36,11 +38,11 @@ def register(app: typer.Typer) -> None:
             saved = json_report.load(file)
         except json_report.ReportFormatError as exc:
             sys.stderr.write(f"preflight: {exc}\n")
-            raise typer.Exit(2) from None
+            raise typer.Exit(exit_codes.USAGE) from None
         outputs = ReportOutputs(junit=junit, prometheus=prometheus, markdown=markdown, html=html)
         written = outputs.write(saved)
         if len(written) < len(outputs.targets()):
-            raise typer.Exit(2)
+            raise typer.Exit(exit_codes.USAGE)
         if terminal_out or not outputs.targets():
             terminal.render(saved, Console(markup=False, highlight=False))
-        raise typer.Exit(saved.exit_code())
+        raise typer.Exit(exit_codes.for_report(saved))

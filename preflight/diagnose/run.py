@@ -29,6 +29,7 @@ from preflight.diagnose.launch import DEEPSPEED_HOSTFILE, ENV_VARS, Launch, pars
 from preflight.engine import Engine, RunOptions
 from preflight.inventory import Inventory
 from preflight.model import Report, Status
+from preflight.redact import for_output
 from preflight.render import json_report, terminal
 
 COLUMNS = ("ssh", "launch", "master_addr", "master_port", "reachability", "hostname", "interface", "devices",
@@ -76,12 +77,13 @@ def diagnose(inventory: Inventory, plan: Plan, options: RunOptions) -> tuple[Rep
                          "nnodes": list(plan.launch.nnodes) if plan.launch.nnodes else None,
                          "nproc_per_node": plan.launch.nproc_per_node, "rdzv_backend": plan.launch.rdzv_backend}
     summary["corrected_launch"] = combined
-    report.extra["diagnose"] = summary
-    return report, summary
+    return replace(report, extra={**report.extra, "diagnose": summary}), summary
 
 
-def render(report: Report, summary: Mapping[str, Any], console: Console) -> None:
-    """Verdict, hosts x diagnose ids, problems with their fixes, then the dry run in brief."""
+def render(report: Report, console: Console) -> None:
+    """Verdict, hosts x diagnose ids, problems with their fixes, then the dry run in brief (redacted)."""
+    report = for_output(report)
+    summary: Mapping[str, Any] = report.extra.get("diagnose", {})
     verdict = report.verdict()
     head = Text(f"preflight diagnose: {len(report.hosts)} hosts, store at {summary.get('master_addr')}:"
                 f"{summary.get('master_port')} (master {summary.get('master')}) in {report.duration_s:.2f} s  ")
@@ -142,13 +144,13 @@ def _matrix(report: Report) -> Table:
     return table
 
 
-def write_and_print(report: Report, summary: Mapping[str, Any], directory: Path, json_out: bool) -> Path:
+def write_and_print(report: Report, directory: Path, json_out: bool) -> Path:
     path = json_report.write(report, directory)
     if json_out:
         sys.stdout.write(json_report.dumps(report))
     else:
         console = Console(markup=False, highlight=False)
-        render(report, summary, console)
+        render(report, console)
         console.print(f"\nreport: {path}")
     return path
 

@@ -20,6 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from preflight.model import Report, Status
+from preflight.redact import for_output
 from preflight.render import terminal
 
 COLOUR = {Status.PASS: "#2ca02c", Status.WARN: "#f0b400", Status.FAIL: "#d62728", Status.ERROR: "#9c27b0",
@@ -52,7 +53,8 @@ def _e(value: object) -> str:
 
 
 def render(report: Report) -> str:
-    """The whole page as a string."""
+    """The whole page as a string (redacted)."""
+    report = for_output(report)
     verdict = report.verdict()
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',

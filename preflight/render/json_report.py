@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from preflight.model import SCHEMA, Finding, HostResult, Report
+from preflight.redact import for_output
 
 
 def new_report_dir(base: Path = Path("reports")) -> Path:
@@ -24,6 +25,8 @@ def new_report_dir(base: Path = Path("reports")) -> Path:
 
 
 def dumps(report: Report) -> str:
+    """The report as JSON text, redacted (``redact.for_output``)."""
+    report = for_output(report)
     return json.dumps(report.to_dict(), indent=2, sort_keys=False) + "\n"
 
 
@@ -79,7 +82,7 @@ def load(path: Path) -> Report:
     except ValueError as exc:
         raise ReportFormatError(f"{path}: not JSON: {exc}") from None
     try:
-        return from_dict(data)
+        return for_output(from_dict(data))  # a saved report is shown again: redacted like any output
     except ReportFormatError as exc:
         raise ReportFormatError(f"{path}: {exc}") from None
 

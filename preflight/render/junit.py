@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 
 from preflight.model import Finding, Report, Status
+from preflight.redact import for_output
 
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")  # not allowed in XML 1.0
 
@@ -36,6 +37,7 @@ def _detail(findings: list[Finding]) -> str:
 
 def render(report: Report) -> str:
     """The JUnit XML document as a string."""
+    report = for_output(report)
     cases: dict[str, dict[tuple[str, str], list[Finding]]] = defaultdict(lambda: defaultdict(list))
     for f in report.findings:
         cases[f.check.split(".", 1)[0]][(f.check, f.host or "(cluster)")].append(f)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from preflight.model import Report
+from preflight.redact import for_output
 from preflight.render import terminal
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # terminal escapes from node output
@@ -36,6 +37,7 @@ def code(value: object) -> str:
 
 
 def render(report: Report) -> str:
+    report = for_output(report)
     verdict = report.verdict()
     counts = ", ".join(f"{k} {v}" for k, v in report.summary().items())
     lines = [f"## preflight: **{verdict.value.upper()}**{'' if report.complete else ' (incomplete: interrupted)'}",

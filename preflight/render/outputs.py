@@ -46,8 +46,8 @@ class ReportOutputs:
 
         extra = baseline_findings(self.baseline, report, self.baseline_threshold,
                                   source=f"the baseline ({self.baseline.started or self.baseline_path})")
-        checks = report.checks + [c for c in ("baseline",) if c not in report.checks]
-        return replace(report, findings=report.findings + extra, checks=checks,
+        checks = [*report.checks, *[c for c in ("baseline",) if c not in report.checks]]
+        return replace(report, findings=[*report.findings, *extra], checks=checks,
                        extra={**report.extra, "baseline": {"path": str(self.baseline_path),
                                                            "started": self.baseline.started,
                                                            "threshold": self.baseline_threshold}})

@@ -16,6 +16,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from preflight.model import Report, Status
+from preflight.redact import for_output
 
 VALUE = {Status.SKIP: -1, Status.PASS: 0, Status.WARN: 1, Status.FAIL: 2, Status.ERROR: 3}
 
@@ -42,6 +43,7 @@ def _number(value: float) -> str:
 
 def render(report: Report) -> str:
     """The exposition text (ends with a newline, as the textfile collector wants)."""
+    report = for_output(report)
     worst: dict[tuple[str, str], Status] = {}
     for f in report.findings:
         key = (f.check, f.host or "")

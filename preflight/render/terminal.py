@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from preflight.model import Finding, Report, Status
+from preflight.redact import for_output
 
 STYLE = {Status.PASS: "green", Status.WARN: "yellow", Status.FAIL: "bold red", Status.ERROR: "bold magenta",
          Status.SKIP: "dim"}
@@ -158,6 +159,7 @@ def problems(report: Report) -> list[tuple[Finding, list[str]]]:
 
 
 def render(report: Report, console: Console) -> None:
+    report = for_output(report)
     verdict = report.verdict()
     counts = report.summary()
     head = Text()

@@ -1,0 +1,164 @@
+"""The application layer under every command: choose the checks, load the inventory, run the engine, save.
+
+``cli`` and ``commands/*`` parse arguments and render; what a run *is* lives here, once:
+
+- :func:`select_checks`: ``--checks``/``--skip`` -> the checks to run (with the families they need,
+  transitively) and the finding ids to report;
+- :func:`load_cluster`: hosts.yaml (or this machine) plus ``--rank-table`` -> an Inventory;
+- :func:`run_cluster`: a :class:`RunRequest` -> the report (``complete`` False when interrupted);
+- :func:`save`: report.json, report.html and the extra formats, written through the one redaction step.
+
+>>> chosen = select_checks(["sysctl"], [])
+>>> [c.ident for c in chosen.checks], chosen.only
+(['versions', 'sysctl'], ('sysctl',))
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from preflight import drain
+from preflight.checks import all_checks, known_params
+from preflight.checks.base import Check
+from preflight.engine import Engine, RunOptions
+from preflight.inventory import Inventory, InventoryError, load_inventory, local_inventory
+from preflight.model import Report
+from preflight.render import html as html_report
+from preflight.render import json_report
+from preflight.render.outputs import ReportOutputs
+
+
+class UsageError(Exception):
+    """Bad input found before anything ran (exit_codes.USAGE); the message names what and where."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The checks to run and the finding-id prefixes to report (empty: report all)."""
+
+    checks: list[Check]
+    only: tuple[str, ...]
+
+
+def select_checks(selected: Sequence[str], skipped: Sequence[str], scope: str | None = None) -> Selection:
+    """``--checks`` / ``--skip`` items (families or dotted ids) -> the checks to run, with every family they
+    need (transitively), and what to report. ``scope="node"``: only checks judged from one host.
+
+    >>> [c.ident for c in select_checks(["sysctl.somaxconn"], ["versions"]).checks]  # sysctl needs versions
+    ['versions', 'sysctl']
+    """
+    everything = all_checks()
+    families = {c.family for c in everything}
+    unknown = [s for s in [*selected, *skipped] if s.split(".")[0] not in families]
+    if unknown:
+        raise UsageError(f"unknown check {', '.join(unknown)} (see `preflight list-checks`)")
+    pool = [c for c in everything if scope is None or c.scope == scope]
+    if scope is not None:
+        elsewhere = [s for s in selected if any(c.scope != scope and c.name and (s == c.name or s.startswith(
+            c.name + ".")) for c in everything)]
+        if elsewhere:
+            raise UsageError(f"{', '.join(elsewhere)}: not a node check (it needs the other hosts: "
+                             "use `preflight run`)")
+    wanted = {c.ident for c in pool if not any(c.selected_by(s) for s in skipped)
+              and ((not selected and c.by_default) or any(c.selected_by(s) for s in selected))}
+    if scope is not None and selected and not wanted:
+        raise UsageError(f"{', '.join(selected)}: not a node check (it needs the other hosts: use `preflight run`)")
+    by_family: dict[str, list[Check]] = {}
+    for check in pool:
+        by_family.setdefault(check.family, []).append(check)
+    needed: set[str] = set()
+    todo = [n for c in pool if c.ident in wanted for n in c.needs]
+    while todo:  # transitive: a needed family's own needs are gathered too
+        family = todo.pop()
+        for check in by_family.get(family, []):
+            if check.ident not in needed | wanted:
+                needed.add(check.ident)
+                todo.extend(check.needs)
+    chosen = [c for c in pool if c.ident in wanted | needed]
+    # Families gathered only because another check needs their facts are not reported.
+    only = tuple(selected) or (tuple(sorted(wanted)) if needed - wanted else ())
+    return Selection(chosen, only)
+
+
+def load_cluster(hosts: Path | None, rank_table: Path | None = None) -> Inventory:
+    """hosts.yaml (None: this machine) with ``--rank-table`` folded into the ``hccn`` parameters."""
+    try:
+        inventory = load_inventory(hosts, known_params()) if hosts else local_inventory()
+    except InventoryError as exc:
+        raise UsageError(str(exc)) from None
+    if rank_table is None:
+        return inventory
+    try:
+        table = json.loads(rank_table.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{rank_table}: cannot read the rank table: {exc}") from None
+    hccn = {**inventory.params.get("hccn", {}), "rank_table": table}
+    return replace(inventory, params={**inventory.params, "hccn": hccn})
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One ``preflight run``: where, what, how (everything but the rendering)."""
+
+    hosts: Path | None = None
+    checks: Sequence[str] = ()
+    skip: Sequence[str] = ()
+    options: RunOptions = field(default_factory=RunOptions)
+    rank_table: Path | None = None
+    transport: str = "auto"  # ssh | slurm | auto
+    max_unhealthy: str | None = None
+    outputs: ReportOutputs | None = None  # the baseline to compare with (its files are written by save)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    report: Report
+    complete: bool
+    engine: Engine  # what was gathered, for --record
+
+
+def prepare(request: RunRequest) -> Engine:
+    """Validate the request and build the engine (its ``on_host_done`` is the caller's to set); UsageError
+    before anything runs."""
+    from preflight.transport import slurm as slurm_transport
+
+    inventory = load_cluster(request.hosts, request.rank_table)
+    try:
+        if request.max_unhealthy is not None:
+            drain.parse_limit(request.max_unhealthy)
+        use_slurm = slurm_transport.choose(request.transport, str(request.hosts) if request.hosts else None)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    selection = select_checks(request.checks, request.skip)
+    options = replace(request.options, only=selection.only)
+    factory, batch = None, None
+    if use_slurm:  # one srun for every host per round: the gather, then each round of the active checks
+        factory, batch = slurm_transport.slurm_transport_factory(inventory.hosts)
+        options = replace(options, parallel=max(1, len(inventory.hosts)))
+    return Engine(inventory, selection.checks, options, transport_factory=factory, batching=batch)
+
+
+def run_cluster(request: RunRequest, engine: Engine | None = None,
+                gathering: AbstractContextManager[object] | None = None) -> RunResult:
+    """Run the request (on ``engine`` when :func:`prepare` built one already) and judge it; never raises on
+    an interruption: the result is then marked incomplete and holds what was gathered."""
+    engine = engine or prepare(request)
+    complete = engine.run_interruptible(gathering=gathering)
+    report = drain.apply(engine.report(complete=complete), request.max_unhealthy)[0]
+    if request.outputs:
+        report = request.outputs.with_baseline(report)
+    return RunResult(report, complete, engine)
+
+
+def save(report: Report, directory: Path | None, outputs: ReportOutputs | None = None) -> Path:
+    """Write report.json and report.html (in ``directory`` or a new ``reports/<UTC time>/``) and the extra
+    formats; every writer redacts. The path of report.json."""
+    path = json_report.write(report, directory or json_report.new_report_dir())
+    html_report.write(report, path.parent)  # always next to report.json
+    if outputs:
+        outputs.write(report)
+    return path

@@ -1,0 +1,61 @@
+"""What the commands print while and after a run: the live progress line, the report (terminal or JSON),
+and the interrupted-run exit. Renders only; the run itself is ``preflight.app``'s.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from preflight import exit_codes
+from preflight.engine import HostGather
+from preflight.model import Report, Status
+from preflight.render import json_report, terminal
+
+
+def progress(hosts: list[str], enabled: bool) -> tuple[Progress, Callable[[HostGather], None]]:
+    """A transient progress line on stderr (hosts done, unreachable so far, still waiting) and the callback
+    the engine calls per finished host. Drawn only when ``enabled`` and stderr is a terminal."""
+    err = Console(stderr=True, markup=False, highlight=False)
+    live = enabled and err.is_terminal
+    bar = Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
+                   TimeElapsedColumn(), console=err, transient=True, disable=not live)
+    task = bar.add_task("hosts", total=len(hosts), status="")
+    problems: list[str] = []
+    waiting = set(hosts)
+
+    def host_done(gather: HostGather) -> None:
+        waiting.discard(gather.host.name)
+        if any(f.status in (Status.FAIL, Status.ERROR) for f in gather.findings):
+            problems.append(gather.host.name)
+        if not live:  # no progress line to draw: folding the waiting hosts would cost O(hosts) per host
+            return
+        still = terminal.fold(sorted(waiting))
+        still = still if len(still) <= 40 else still[:37] + "..."
+        bar.update(task, advance=1, status=f"unreachable {len(problems)}  waiting for {still or '-'}")
+
+    return bar, host_done
+
+
+def show(report: Report, path: Path, json_out: bool) -> None:
+    """The JSON report on stdout, or the terminal report followed by where report.json is (both redacted)."""
+    if json_out:
+        sys.stdout.write(json_report.dumps(report))
+        return
+    out = Console(markup=False, highlight=False)
+    terminal.render(report, out)
+    out.print(f"\nreport: {path}")
+
+
+def exit_interrupted(path: Path) -> None:
+    """Say where the partial report is and leave at once (worker threads may still sit in a connect)."""
+    Console(stderr=True, markup=False, highlight=False).print(
+        f"preflight: interrupted; partial report written to {path}, marked incomplete", style="yellow")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(exit_codes.INTERRUPTED)
