@@ -246,3 +246,88 @@ def test_sudo_without_password_runs_root_probes(cluster: NetnsCluster, sudo_user
     assert {host for _, host in dropped} == {"node1"}, with_sudo["findings"]
     assert dropped == {(f["check"], f["host"]) for f in as_root["findings"] if f["status"] == "fail"}
     assert not any(f["status"] == "fail" for f in plain["findings"]), "without root the rules are not visible"
+
+
+# --- no secret reaches any output, whichever command writes it --------------------------------------------------
+
+HOSTS_SECRET = "hostsYamlSecret77"  # hosts.yaml env
+LAUNCH_SECRETS = ("launchTokenSecret11", "wandbKeySecret22", "argApiKeySecret33", "argHfTokenSecret44")
+NODE_SECRET = "nodeOutputSecret55"  # printed by a node's probe
+PROCESS_SECRET = "processEnvSecret66"  # the caller's own environment (a prolog's HF_TOKEN, say)
+LOG_SECRET = "logLineSecret88"  # a failed run's log, given to explain
+ALL_SECRETS = (HOSTS_SECRET, *LAUNCH_SECRETS, NODE_SECRET, PROCESS_SECRET, LOG_SECRET)
+
+
+def outputs_of(procs: dict[str, subprocess.CompletedProcess[str]], folder: Path) -> dict[str, str]:
+    """Every stream and every file written under ``folder``: name -> text."""
+    texts = {f"{name} {stream}": getattr(proc, stream) for name, proc in procs.items()
+             for stream in ("stdout", "stderr")}
+    texts.update({str(p): p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file()})
+    return texts
+
+
+def test_no_command_writes_a_secret(cluster: NetnsCluster, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    leaky = tmp_path / "leaky-python"
+    leaky.write_text(f"#!/bin/sh\necho \"boom: DB_PASSWORD={NODE_SECRET}\" >&2\nexit 1\n")
+    leaky.chmod(0o755)
+    hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml", nodes=cluster.nodes[:2],
+                                     extra_defaults={"env": {"HF_TOKEN": HOSTS_SECRET}})
+    doc = yaml.safe_load(hosts.read_text())
+    doc["hosts"][1]["python"] = str(leaky)
+    hosts.write_text(yaml.safe_dump(doc))
+    env = {"WANDB_API_KEY": PROCESS_SECRET}
+    given = tmp_path / "given"  # the test's own inputs: their secrets must not come back in any output
+    given.mkdir()
+    log = given / "rank0.log"
+    log.write_text("socketPollConnect: connect to 10.0.0.1<29500> returned Connection refused, exceeded error retry "
+                   f"count after 35 attempts [HF_TOKEN={LOG_SECRET}]\n")
+    launch = ["env", f"HF_TOKEN={LAUNCH_SECRETS[0]}", f"WANDB_API_KEY={LAUNCH_SECRETS[1]}", "torchrun",
+              "--nnodes=2", "--nproc-per-node=1", "--master-port=29531", "train.py",
+              f"--api-key={LAUNCH_SECRETS[2]}", "--hf-token", LAUNCH_SECRETS[3]]
+    run_dir, term_dir = out / "run", out / "term"
+    procs = {
+        "run --json": preflight("run", "--hosts", hosts, "--checks", "versions,net", "--json", "--report-dir",
+                                run_dir, "--junit", out / "j.xml", "--prometheus", out / "p.prom", "--markdown",
+                                out / "m.md", "--record", out / "record", env=env),
+        "run": preflight("run", "--hosts", hosts, "--checks", "versions,net", "--report-dir", term_dir, env=env),
+        "node --json": preflight("node", "--checks", "sysctl", "--json", "--report-dir", out / "node", env=env),
+        "node": preflight("node", "--checks", "sysctl", env=env),
+        "diagnose --json": preflight("diagnose", "--hosts", hosts, "--json", "--timeout", "3", "--report-dir",
+                                     out / "diag", "--", *launch, env=env),
+        "diagnose": preflight("diagnose", "--hosts", hosts, "--timeout", "3", "--report-dir", out / "diag2", "--",
+                              *launch, env=env),
+        "explain": preflight("explain", log, env=env),
+        "explain --json --hosts": preflight("explain", log, "--json", "--hosts", hosts, "--report-dir",
+                                            out / "explain", env=env),
+    }
+    saved = run_dir / "report.json"
+    assert procs["run --json"].returncode == 1, procs["run --json"].stderr
+    # An older or hand-edited report that still holds secrets is redacted when shown again.
+    old = json.loads(saved.read_text())
+    old["findings"][0]["message"] = f"HF_TOKEN={HOSTS_SECRET} seen"
+    (given / "old.json").write_text(json.dumps(old))
+    procs.update({
+        "report": preflight("report", given / "old.json", "--terminal", "--html", out / "r.html", "--markdown",
+                            out / "r.md", "--junit", out / "r.xml", "--prometheus", out / "r.prom", env=env),
+        "diff": preflight("diff", given / "old.json", saved, env=env),
+        "diff --json": preflight("diff", given / "old.json", saved, "--json", env=env),
+        "baseline save": preflight("baseline", "save", given / "old.json", "--force", "--baseline",
+                                   out / "baseline.json", env=env),
+        "baseline show": preflight("baseline", "show", "--baseline", out / "baseline.json", env=env),
+    })
+    texts = outputs_of(procs, out)
+    for name, text in texts.items():
+        for secret in ALL_SECRETS:
+            assert secret not in text, f"{secret} in {name}"
+    # The outputs were really written, with the secrets masked where they stood.
+    diag = json.loads(procs["diagnose --json"].stdout)["diagnose"]["launch"]["argv"]
+    assert "HF_TOKEN=***" in diag and "--api-key=***" in diag and diag[diag.index("--hf-token") + 1] == "***", diag
+    versions = next(f for f in json.loads(procs["run --json"].stdout)["findings"]
+                    if f["check"] == "versions.python" and f["host"] == "node2")
+    assert "DB_PASSWORD=***" in versions["message"]
+    assert "nccl.connect_refused" in procs["explain"].stdout and "HF_TOKEN=***" in procs["explain"].stdout
+    assert json.loads(procs["explain --json --hosts"].stdout)["report"]["schema"] == "preflight.report/1"
+    assert any((out / "record").rglob("*.json")) and (out / "r.html").is_file() and (out / "baseline.json").is_file()
+    assert all(procs[name].returncode in (0, 1) for name in procs), {n: p.stderr[-300:] for n, p in procs.items()}
