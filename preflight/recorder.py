@@ -11,7 +11,8 @@ import re
 from dataclasses import asdict
 from pathlib import Path
 
-from preflight.engine import Engine, _safe_parse
+from preflight.engine import Engine
+from preflight.engine.evaluation import safe_parse
 from preflight.redact import known_secrets, redact_data
 
 
@@ -27,7 +28,7 @@ def record(engine: Engine, directory: Path) -> list[Path]:
             fixture = {
                 "commands": commands,
                 "outputs": {key: asdict(out) for key, out in outputs.items()},
-                "facts": _safe_parse(check, outputs),
+                "facts": safe_parse(check, outputs),
             }
             target = directory / check.ident / "parse" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.json"
             target.parent.mkdir(parents=True, exist_ok=True)

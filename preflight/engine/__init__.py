@@ -1,0 +1,150 @@
+"""The engine: gather every host's probes in one round trip each, concurrently, run the active checks'
+steps, then judge. It orchestrates and delegates:
+
+- ``planning``: a host's probes (unique keys, sudo, duplicates once);
+- ``sessions``: the transports, kept open for the active phase, closed or aborted once;
+- ``gathering``: one host's gather and its ``ssh.*`` findings (``host_findings``);
+- ``overlaps``: active work done during the gather; ``steps``: active work after it;
+- ``evaluation``: pure parse, judge and report.
+
+It owns all I/O. Checks only declare probes and judge facts; a host that cannot be reached, or does
+not finish in time, becomes an ``error`` finding while every other host is still checked.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import AbstractContextManager, nullcontext
+from datetime import datetime, timezone
+from types import FrameType
+
+from preflight.checks.base import ActiveCheck, Check, EvalContext, StepOutcome
+from preflight.engine import evaluation
+from preflight.engine.gathering import Gatherer
+from preflight.engine.options import HostGather, RunOptions, TransportFactory, ssh_transport_factory
+from preflight.engine.overlaps import Overlaps, plan_overlaps
+from preflight.engine.planning import dedupe
+from preflight.engine.sessions import Sessions
+from preflight.engine.steps import run_step
+from preflight.inventory import Inventory
+from preflight.model import Finding, Report
+from preflight.transport.base import Batching
+
+__all__ = ["Engine", "HostGather", "RunOptions", "TransportFactory", "dedupe", "ssh_transport_factory"]
+
+
+class Engine:
+    """One run over ``inventory``: ``run()`` (or ``run_interruptible()`` then ``report()``)."""
+
+    def __init__(
+        self,
+        inventory: Inventory,
+        checks: Sequence[Check],
+        options: RunOptions | None = None,
+        transport_factory: TransportFactory | None = None,
+        on_host_done: Callable[[HostGather], None] | None = None,
+        batching: Batching | None = None,
+    ) -> None:
+        self.inventory = inventory
+        self.checks = list(checks)
+        self.options = options = options or RunOptions()
+        self.on_host_done = on_host_done
+        self.sessions = Sessions(transport_factory or ssh_transport_factory(options), batching)
+        self.gathered: dict[str, HostGather] = {}
+        self.outcomes: dict[str, list[StepOutcome]] = {}  # active check ident -> its steps' outcomes
+        self.keep_open = any(isinstance(c, ActiveCheck) for c in self.checks)
+        # One srun per round (batching) cannot hold clients back until a server listens: no overlaps then.
+        overlapping = self.keep_open and batching is None
+        self.overlaps = Overlaps(plan_overlaps(self.checks, inventory, options) if overlapping else [], self.sessions)
+        self._parsed: tuple[evaluation.FactsByCheck, list[Finding]] | None = None
+        self.started = datetime.now(timezone.utc)
+
+    def gather(self) -> None:
+        """Gather every host, at most ``parallel`` at once (overlap servers first); results land in ``gathered``."""
+        hosts = sorted(self.inventory.hosts, key=lambda h: h.name not in self.overlaps.servers)
+        gatherer = Gatherer(self.checks, self.inventory, self.options, self.sessions, self.overlaps, self.keep_open)
+        pool = ThreadPoolExecutor(max_workers=max(1, min(self.options.parallel, len(hosts))))
+        pending: set[Future[HostGather]] = {pool.submit(gatherer.gather, h) for h in hosts}
+        try:
+            while pending:
+                done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in done:
+                    gather = future.result()
+                    self.gathered[gather.host.name] = gather
+                    if self.on_host_done:
+                        self.on_host_done(gather)
+        except BaseException:
+            # Ctrl-C: stop queued hosts, close live connections so workers unblock, don't wait for them.
+            pool.shutdown(wait=False, cancel_futures=True)
+            self.abort()
+            raise
+        pool.shutdown(wait=True)
+
+    def activate(self) -> None:
+        """Run every active check's steps on the sessions kept open by the gather, then close them."""
+        try:
+            for ident, outcome in self.overlaps.finish().items():
+                self.outcomes.setdefault(ident, []).append(outcome)
+            for check in self.checks:
+                if not isinstance(check, ActiveCheck):
+                    continue
+                facts = self.facts()[0].get(check.ident, {})
+                outcomes = self.outcomes.setdefault(check.ident, [])
+                for step in check.steps(facts, self.context(check), done=tuple(outcomes)):
+                    outcomes.append(run_step(step, self.sessions, self.options.parallel))
+        finally:
+            self.close()
+
+    def facts(self) -> tuple[evaluation.FactsByCheck, list[Finding]]:
+        """Every gathered output parsed (once): check ident -> host -> facts, plus gather problems."""
+        if self._parsed is None:
+            self._parsed = evaluation.parse_facts(self.checks, self.gathered)
+        return self._parsed
+
+    def context(self, check: Check) -> EvalContext:
+        return evaluation.context(check, self.inventory, self.facts()[0])
+
+    def abort(self) -> None:
+        """Close every live connection (unblocks workers) — used on Ctrl-C."""
+        self.overlaps.abort()
+        self.sessions.abort()
+
+    def close(self) -> None:
+        self.sessions.close()
+        self.overlaps.close()
+
+    def report(self, complete: bool = True) -> Report:
+        judged = evaluation.evaluate(self.checks, self.inventory, self.gathered, self.facts(), self.outcomes,
+                                     self.options.only)
+        return evaluation.build_report(self.inventory, self.checks, self.gathered, judged,
+                                       started=self.started.isoformat(timespec="seconds"),
+                                       duration_s=(datetime.now(timezone.utc) - self.started).total_seconds(),
+                                       complete=complete)
+
+    def run(self) -> Report:
+        self.gather()
+        self.activate()
+        return self.report()
+
+    def run_interruptible(self, gathering: AbstractContextManager[object] | None = None) -> bool:
+        """Gather (inside ``gathering``, e.g. a progress bar) and run the active phases, SIGTERM acting as
+        Ctrl-C; the sessions are closed either way. True when it ran to the end, False when interrupted
+        (``report(complete=False)`` then holds what was gathered). Call from the main thread.
+        """
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        try:
+            with gathering or nullcontext():
+                self.gather()
+            self.activate()
+            return True
+        except KeyboardInterrupt:
+            return False
+        finally:
+            self.close()
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
