@@ -1,7 +1,11 @@
 """Parsers and evaluators against recorded-output fixtures: adding a case is adding a JSON file.
 
-parse fixtures:    tests/fixtures/<family>/parse/*.json    {outputs: {key: {stdout, stderr, exit_status}}, facts}
-evaluate fixtures: tests/fixtures/<family>/evaluate/*.json
+parse fixtures:    tests/fixtures/<check ident>/parse/*.json
+                   {source?, context: {host, cluster}, commands: {key: command},
+                    outputs: {key: {stdout, stderr, exit_status}}, facts}
+                   (preflight/fixture_format.py; the commands must be what probes() builds today for the
+                   context: tests/fixture_commands.py --update rewrites them after a deliberate change)
+evaluate fixtures: tests/fixtures/<check ident>/evaluate/*.json
                    {cluster, params, facts_by_host, findings: [{check, host, status}], env?, other_facts?}
 """
 
@@ -11,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import fixture_commands
 import pytest
 
 from preflight.batch import ProbeOutput
@@ -37,6 +42,13 @@ def test_parse_fixture(path: Path) -> None:
     outputs = {key: ProbeOutput(o["stdout"], o.get("stderr", ""), o.get("exit_status", 0))
                for key, o in fixture["outputs"].items()}
     assert _check(path).parse(outputs) == fixture["facts"]
+
+
+@pytest.mark.parametrize("path", _cases("parse"))
+def test_parse_fixture_commands_are_todays(path: Path) -> None:
+    """A fixture's output stays valid only while probes() still builds the command that printed it."""
+    problems = fixture_commands.problems(path, json.loads(path.read_text()), CHECKS)
+    assert not problems, "\n\n".join(problems)
 
 
 @pytest.mark.parametrize("path", _cases("evaluate"))
