@@ -1,7 +1,11 @@
-"""Write parse fixtures ``{command, outputs, facts}`` from a real run (``preflight run --record DIR``).
+"""Write parse fixtures from a real run (``preflight run --record DIR``), in tests/fixtures' format.
 
-Each reachable host and check gives ``DIR/<family>/parse/<host>.json``; copy the interesting ones
-into ``tests/fixtures/`` and the parser tests pick them up. Secrets are masked (``redact.redact_data``).
+Each reachable host and check gives ``DIR/<check ident>/parse/<host>.json``:
+``{source, context, commands, outputs, facts}`` (preflight.fixture_format). Copy the interesting ones
+into ``tests/fixtures/``: the parser tests pick them up, and the fixture test checks their commands are
+still what ``probes()`` builds. The commands are rebuilt here, after the run, from the same host and
+cluster: os.clock's controller time stamp is that of the rebuild (the output's ``ref`` line has the sent one).
+Secrets are masked (``redact.redact_data``), like in every other output.
 """
 
 from __future__ import annotations
@@ -11,22 +15,27 @@ import re
 from dataclasses import asdict
 from pathlib import Path
 
+from preflight import __version__
 from preflight.engine import Engine
 from preflight.engine.evaluation import safe_parse
+from preflight.fixture_format import commands, context_of
 from preflight.redact import known_secrets, redact_data
 
 
 def record(engine: Engine, directory: Path) -> list[Path]:
     written = []
     secrets = known_secrets(h.env for h in engine.inventory.hosts)
+    cluster = engine.inventory.cluster
     for check in engine.checks:
         for name, gather in engine.gathered.items():
             outputs = gather.outputs.get(check.ident)
             if outputs is None:
                 continue
-            commands = {p.key: p.command for p in check.probes(gather.host, engine.inventory.cluster)}
+            built = commands(check, gather.host, cluster)
             fixture = {
-                "commands": commands,
+                "source": f"preflight {__version__} run --record, host {name}",
+                "context": context_of(check, gather.host, cluster),
+                "commands": {key: built[key] for key in outputs if key in built},
                 "outputs": {key: asdict(out) for key, out in outputs.items()},
                 "facts": safe_parse(check, outputs),
             }

@@ -1,7 +1,11 @@
 """Parsers and evaluators against recorded-output fixtures: adding a case is adding a JSON file.
 
-parse fixtures:    tests/fixtures/<family>/parse/*.json    {outputs: {key: {stdout, stderr, exit_status}}, facts}
-evaluate fixtures: tests/fixtures/<family>/evaluate/*.json
+parse fixtures:    tests/fixtures/<check ident>/parse/*.json
+                   {source?, context: {host, cluster}, commands: {key: command},
+                    outputs: {key: {stdout, stderr, exit_status}}, facts}
+                   (preflight/fixture_format.py; the commands must be what probes() builds today for the
+                   context: tests/fixture_commands.py --update rewrites them after a deliberate change)
+evaluate fixtures: tests/fixtures/<check ident>/evaluate/*.json
                    {cluster, params, facts_by_host, findings: [{check, host, status}], env?, other_facts?}
 """
 
@@ -11,12 +15,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+import fixture_commands
 import pytest
 
+from preflight import recorder
 from preflight.batch import ProbeOutput
 from preflight.checks import all_checks
 from preflight.checks.base import ActiveCheck, Check, EvalContext
-from preflight.inventory import ClusterSpec, Host
+from preflight.engine import Engine, HostGather
+from preflight.inventory import ClusterSpec, Host, Inventory
+from preflight.model import HostResult
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CHECKS = {c.ident: c for c in all_checks()}  # fixture folders are named by check ident
@@ -37,6 +45,35 @@ def test_parse_fixture(path: Path) -> None:
     outputs = {key: ProbeOutput(o["stdout"], o.get("stderr", ""), o.get("exit_status", 0))
                for key, o in fixture["outputs"].items()}
     assert _check(path).parse(outputs) == fixture["facts"]
+
+
+@pytest.mark.parametrize("path", _cases("parse"))
+def test_parse_fixture_commands_are_todays(path: Path) -> None:
+    """A fixture's output stays valid only while probes() still builds the command that printed it."""
+    problems = fixture_commands.problems(path, json.loads(path.read_text()), CHECKS)
+    assert not problems, "\n\n".join(problems)
+
+
+def test_record_writes_fixtures_in_the_same_format(tmp_path: Path) -> None:
+    """`preflight run --record` fixtures pass the parse and command tests as written, env cut to what counts."""
+    host = Host("node 2", "10.0.0.2", env={"NCCL_SOCKET_IFNAME": "eth0", "SECRET_TOKEN": "hunter2"})
+    inventory = Inventory(hosts=[host], cluster=ClusterSpec(accelerator="npu", devices_per_host=2, master="node1"))
+    checks = [CHECKS[ident] for ident in ("net", "os", "hccn.ip", "ports", "sysctl")]
+    engine = Engine(inventory, checks)
+    outputs = {c.ident: {p.key: ProbeOutput(f"{p.key} said\n") for p in c.probes(host, inventory.cluster)}
+               for c in checks}
+    engine.gathered[host.name] = HostGather(host, HostResult(host.name, host.address, True), outputs)
+    written = recorder.record(engine, tmp_path)
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in written) == sorted(
+        f"{c.ident}/parse/node_2.json" for c in checks)
+    for path in written:
+        fixture = json.loads(path.read_text())
+        assert fixture_commands.problems(path, fixture, CHECKS) == []
+        assert list(fixture["commands"]) == list(fixture["outputs"]) == list(outputs[path.parts[-3]])
+        assert fixture["context"]["host"] == {"name": "node 2", "python": "python3", "env": (
+            {"NCCL_SOCKET_IFNAME": "eth0"} if path.parts[-3] == "net" else {})}
+        assert "hunter2" not in path.read_text()
+        test_parse_fixture(path)
 
 
 @pytest.mark.parametrize("path", _cases("evaluate"))
