@@ -1,0 +1,207 @@
+"""The engine without root: real framed scripts run by ``sh`` on this machine, behind a fake transport that can
+refuse, hang, raise or time out; small checks defined here. Covers the overlap gate, step cleanup, host
+timeouts, abort, a step that raises, and the pure evaluation's error findings.
+"""
+
+from __future__ import annotations
+
+import shlex
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import pytest
+
+from preflight.batch import Probe, ProbeOutput
+from preflight.checks.base import ActiveCheck, Check, EvalContext, Facts, Overlap, Step, StepOutcome
+from preflight.engine import Engine, RunOptions
+from preflight.inventory import ClusterSpec, Host, Inventory
+from preflight.model import Finding, Status
+from preflight.transport.base import Execution, OutputWatcher, TransportError
+from preflight.transport.local import LocalTransport
+
+
+@dataclass
+class Behaviour:
+    """How one fake host behaves."""
+
+    refuse: bool = False  # connect raises TransportError("refused")
+    hang_connect: bool = False  # connect blocks until the transport is closed
+    raise_on_script: int | None = None  # the n-th script (0: the gather) raises RuntimeError
+    scripts: list[tuple[float, str]] = field(default_factory=list)  # (monotonic start, script) of every run
+    closed: threading.Event = field(default_factory=threading.Event)
+
+
+class FakeTransport:
+    """Runs each script with ``sh`` here (LocalTransport), after the behaviour's faults."""
+
+    def __init__(self, behaviour: Behaviour) -> None:
+        self.behaviour = behaviour
+
+    def connect(self) -> None:
+        if self.behaviour.refuse:
+            raise TransportError("refused", "connection refused")
+        if self.behaviour.hang_connect:
+            self.behaviour.closed.wait(30)
+            raise TransportError("timeout", "closed while connecting")
+
+    def run_script(self, script: str, timeout: float, on_stdout: OutputWatcher | None = None) -> Execution:
+        number = len(self.behaviour.scripts)
+        self.behaviour.scripts.append((time.monotonic(), script))
+        if self.behaviour.raise_on_script == number:
+            raise RuntimeError("channel dropped")
+        return LocalTransport().run_script(script, timeout, on_stdout)
+
+    def close(self) -> None:
+        self.behaviour.closed.set()
+
+
+def inventory(*names: str) -> Inventory:
+    return Inventory(hosts=[Host(n, n) for n in names], cluster=ClusterSpec(master=names[0]), params={})
+
+
+def engine_for(checks: Sequence[Check], behaviours: Mapping[str, Behaviour], **options: float) -> Engine:
+    return Engine(inventory(*behaviours), checks, RunOptions(**options),  # type: ignore[arg-type]
+                  transport_factory=lambda host: FakeTransport(behaviours[host.name]))
+
+
+class NameCheck(Check):
+    """Each host echoes its name; passes when it is its own, fails otherwise."""
+
+    family: ClassVar[str] = "name"
+    summary: ClassVar[str] = "echo the host name"
+
+    def __init__(self, command: str = "echo {name}") -> None:
+        self.command = command
+
+    def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
+        return [Probe("name", self.command.format(name=shlex.quote(host.name)), timeout=5)]
+
+    def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
+        if outputs["name"].stdout.startswith("garbage"):
+            raise ValueError("unreadable")
+        return {"name": outputs["name"].stdout.strip()}
+
+    def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
+        return [Finding("name.echo", host, Status.PASS if f["name"] == host else Status.FAIL, f["name"])
+                for host, f in facts.items()]
+
+
+def statuses(findings: Sequence[Finding], check: str) -> dict[str | None, str]:
+    return {f.host: f.status.value for f in findings if f.check == check}
+
+
+def test_every_reachable_host_is_gathered_and_judged_and_a_refused_one_is_an_error() -> None:
+    hosts = {"a": Behaviour(), "b": Behaviour(refuse=True), "c": Behaviour()}
+    report = engine_for([NameCheck()], hosts).run()
+    assert statuses(report.findings, "name.echo") == {"a": "pass", "c": "pass"}
+    assert statuses(report.findings, "ssh.connect") == {"a": "pass", "b": "error", "c": "pass"}
+    refused = next(f for f in report.findings if f.check == "ssh.connect" and f.host == "b")
+    assert refused.observed == "refused" and "sshd" in (refused.remedy or "")
+    assert [h.reachable for h in report.hosts] == [True, False, True]
+    assert all(b.closed.is_set() for b in hosts.values()), "every session is closed"
+
+
+def test_a_host_past_its_timeout_keeps_the_others_and_says_what_it_did_not_finish() -> None:
+    hosts = {"a": Behaviour(), "slow": Behaviour()}
+    check = NameCheck("if [ {name} = slow ]; then sleep 5; fi; echo {name}")
+    report = engine_for([check], hosts, host_timeout=1.5).run()
+    assert statuses(report.findings, "ssh.session") == {"slow": "error"}
+    assert statuses(report.findings, "name.gather") == {"slow": "error"}
+    assert statuses(report.findings, "name.echo") == {"a": "pass"}
+
+
+def test_a_parser_or_evaluator_that_raises_is_an_error_finding_not_the_end_of_the_run() -> None:
+    class Crashing(NameCheck):
+        family = "crash"
+
+        def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
+            raise KeyError("boom")
+
+    report = engine_for([NameCheck("echo garbage"), Crashing()], {"a": Behaviour(), "b": Behaviour()}).run()
+    assert statuses(report.findings, "name.parse") == {"a": "error", "b": "error"}
+    assert statuses(report.findings, "crash.internal") == {None: "error"}
+    assert "KeyError" in next(f.message for f in report.findings if f.check == "crash.internal")
+
+
+class PortTest(ActiveCheck):
+    """An active check: during the gather ``a`` serves and every other host is a client; then one step whose
+    background never ends by itself on ``b`` (so its cleanup runs there only)."""
+
+    family: ClassVar[str] = "port"
+    summary: ClassVar[str] = "overlap and a step"
+
+    def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
+        return []
+
+    def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
+        return {}
+
+    def overlap(self, ctx: EvalContext, window: float) -> Overlap | None:
+        clients = {h.name: [Probe("connect", "date +%s.%N")] for h in ctx.hosts if h.name != "a"}
+        return Overlap("a", [Probe("serve", "date +%s.%N; echo READY; sleep 0.3", timeout=5)], "READY", clients)
+
+    def steps(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome] = ()) -> list[Step]:
+        background = {"a": [Probe("listen", "echo up; sleep 0.1", timeout=5)],
+                      "b": [Probe("listen", "echo up; sleep 20.123", timeout=25)]}
+        foreground = {"c": [Probe("client", "echo hello", timeout=5)]}
+        cleanup = {h: [Probe("stop", "pkill -f 'sleep 20[.]123'; echo stopped")] for h in ("a", "b")}
+        # LocalTransport hands stdout over at the end: "up" is seen only from a listener that ended.
+        return [Step(background, foreground, timeout=25, cleanup=cleanup, ready="up", ready_timeout=1.0)]
+
+    def judge(self, facts: Mapping[str, Facts], outcomes: Sequence[StepOutcome], ctx: EvalContext) -> list[Finding]:
+        return [Finding("port.outcomes", None, Status.PASS, str(len(outcomes)))]
+
+
+def test_overlap_clients_run_after_the_server_is_up_and_cleanup_only_where_a_listener_is_left() -> None:
+    hosts = {"a": Behaviour(), "b": Behaviour(), "c": Behaviour()}
+    engine = engine_for([PortTest()], hosts)
+    report = engine.run()
+    overlap, step = engine.outcomes["port"]
+    served_at = float(overlap.background["a"]["serve"].stdout.split()[0])
+    for client in ("b", "c"):
+        connected_at = float(overlap.foreground[client]["connect"].stdout)
+        assert connected_at >= served_at, f"{client} connected before the server was up"
+    assert set(overlap.foreground) == {"b", "c"}
+    assert step.foreground["c"]["client"].stdout.strip() == "hello"
+    cleanups = {name: [s for _, s in b.scripts if "echo stopped" in s] for name, b in hosts.items()}
+    assert len(cleanups["b"]) == 1 and cleanups["a"] == [], "cleanup only where the listener did not end"
+    assert step.background["b"]["listen"].exit_status != 0, "the left-over listener was stopped by the cleanup"
+    assert step.background["a"]["listen"].exit_status == 0
+    assert statuses(report.findings, "port.outcomes") == {None: "pass"}
+
+
+def test_a_step_script_that_raises_is_reported_as_such_not_as_a_timeout() -> None:
+    hosts = {"a": Behaviour(), "b": Behaviour(raise_on_script=1), "c": Behaviour()}
+    engine = engine_for([PortTest()], hosts)
+    engine.run()
+    failed = engine.outcomes["port"][1].background["b"]["listen"]
+    assert failed.exit_status is None and "RuntimeError: channel dropped" in failed.stderr
+    assert "did not finish in time" not in failed.stderr
+
+
+def test_abort_unblocks_a_hung_connect_and_the_partial_report_keeps_what_was_gathered() -> None:
+    hosts = {"a": Behaviour(), "hung": Behaviour(hang_connect=True)}
+    engine = engine_for([NameCheck()], hosts)
+
+    def interrupt_after_first(gather: object) -> None:
+        raise KeyboardInterrupt  # as Ctrl-C arrives in the main thread while "hung" still connects
+
+    engine.on_host_done = interrupt_after_first
+    assert engine.run_interruptible() is False
+    assert hosts["hung"].closed.is_set(), "the hung session was closed by the abort"
+    report = engine.report(complete=False)
+    assert not report.complete and statuses(report.findings, "name.echo") == {"a": "pass"}
+    hung = next(h for h in report.hosts if h.name == "hung")
+    assert not hung.reachable and hung.error == "not checked (interrupted)"
+
+
+@pytest.mark.parametrize("only", [("name",), ("name.echo",)])
+def test_only_keeps_the_asked_findings_and_the_ssh_ones(only: tuple[str, ...]) -> None:
+    class Other(NameCheck):
+        family = "other"
+
+    report = engine_for([NameCheck(), Other()], {"a": Behaviour()}, only=only).run()  # type: ignore[arg-type]
+    assert {f.check for f in report.findings} == {"ssh.connect", "name.echo"}
