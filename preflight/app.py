@@ -67,17 +67,14 @@ def select_checks(selected: Sequence[str], skipped: Sequence[str], scope: str | 
               and ((not selected and c.by_default) or any(c.selected_by(s) for s in selected))}
     if scope is not None and selected and not wanted:
         raise UsageError(f"{', '.join(selected)}: not a node check (it needs the other hosts: use `preflight run`)")
-    by_family: dict[str, list[Check]] = {}
-    for check in pool:
-        by_family.setdefault(check.family, []).append(check)
+    by_ident = {c.ident: c for c in pool}
     needed: set[str] = set()
     todo = [n for c in pool if c.ident in wanted for n in c.needs]
-    while todo:  # transitive: a needed family's own needs are gathered too
-        family = todo.pop()
-        for check in by_family.get(family, []):
-            if check.ident not in needed | wanted:
-                needed.add(check.ident)
-                todo.extend(check.needs)
+    while todo:  # transitive: what a needed check needs is gathered too
+        ident = todo.pop()
+        if ident in by_ident and ident not in needed | wanted:
+            needed.add(ident)
+            todo.extend(by_ident[ident].needs)
     chosen = [c for c in pool if c.ident in wanted | needed]
     # Families gathered only because another check needs their facts are not reported.
     only = tuple(selected) or (tuple(sorted(wanted)) if needed - wanted else ())
