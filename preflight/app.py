@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from preflight import drain
+from preflight.accelerator import CHOICES, Choice, detect_here
 from preflight.checks import all_checks, known_params
 from preflight.checks.base import Check
 from preflight.engine import Engine, RunOptions
@@ -81,12 +82,28 @@ def select_checks(selected: Sequence[str], skipped: Sequence[str], scope: str | 
     return Selection(chosen, only)
 
 
-def load_cluster(hosts: Path | None, rank_table: Path | None = None) -> Inventory:
-    """hosts.yaml (None: this machine) with ``--rank-table`` folded into the ``hccn`` parameters."""
+def load_cluster(hosts: Path | None, rank_table: Path | None = None, accelerator: str = "auto") -> Inventory:
+    """hosts.yaml (None: this machine) with ``--accelerator`` and ``--rank-table`` folded in.
+
+    ``accelerator``: npu | gpu | cpu overrides hosts.yaml; ``auto`` keeps hosts.yaml's, and on this machine
+    (no hosts file) asks npu-smi / nvidia-smi (``preflight.accelerator``). The report says which and why.
+    """
     try:
         inventory = load_inventory(hosts, known_params()) if hosts else local_inventory()
     except InventoryError as exc:
         raise UsageError(str(exc)) from None
+    if accelerator not in CHOICES:
+        raise UsageError(f"--accelerator must be one of {', '.join(CHOICES)}, not {accelerator!r}")
+    if accelerator != "auto":
+        choice = Choice(accelerator, f"--accelerator {accelerator}")
+    elif hosts is None:
+        choice = detect_here()
+    else:
+        choice = Choice(inventory.cluster.accelerator, inventory.cluster.accelerator_reason)
+    cluster = replace(inventory.cluster, accelerator=choice.accelerator, accelerator_reason=choice.reason)
+    if hosts is None and choice.devices:  # this machine: expect what the tool counted (--devices-per-host: node)
+        cluster = replace(cluster, devices_per_host=choice.devices)
+    inventory = replace(inventory, cluster=cluster)
     if rank_table is None:
         return inventory
     try:
@@ -106,6 +123,7 @@ class RunRequest:
     skip: Sequence[str] = ()
     options: RunOptions = field(default_factory=RunOptions)
     rank_table: Path | None = None
+    accelerator: str = "auto"  # npu | gpu | cpu | auto (hosts.yaml's; on this machine: detected)
     transport: str = "auto"  # ssh | slurm | auto
     max_unhealthy: str | None = None
     outputs: ReportOutputs | None = None  # the baseline to compare with (its files are written by save)
@@ -123,7 +141,7 @@ def prepare(request: RunRequest) -> Engine:
     before anything runs."""
     from preflight.transport import slurm as slurm_transport
 
-    inventory = load_cluster(request.hosts, request.rank_table)
+    inventory = load_cluster(request.hosts, request.rank_table, request.accelerator)
     try:
         if request.max_unhealthy is not None:
             drain.parse_limit(request.max_unhealthy)

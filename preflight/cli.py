@@ -69,6 +69,8 @@ def run(
                                                     "IPs (hccn.rank_table)")] = None,
     sudo: Annotated[bool, typer.Option("--sudo", help="run the probes that need root (firewall rules) under "
                                        "`sudo -n`; never asks for a password")] = False,
+    accelerator: Annotated[str, typer.Option(help="npu | gpu | cpu | auto (hosts.yaml's; without --hosts: "
+                                             "what npu-smi / nvidia-smi show)")] = "auto",
     transport: Annotated[str, typer.Option(help="ssh | slurm (one srun inside the allocation) | auto (slurm "
                                            "when --hosts slurm inside an allocation)")] = "auto",
     max_unhealthy: Annotated[str | None, typer.Option(help="N hosts or P%: past it, suspect the check, not the "
@@ -83,7 +85,8 @@ def run(
     options = RunOptions(parallel=parallel, connect_timeout=connect_timeout, command_timeout=command_timeout,
                          host_timeout=host_timeout, accept_new_host_keys=accept_new_host_keys, sudo=sudo)
     request = application.RunRequest(hosts=hosts, checks=split_items(checks), skip=split_items(skip),
-                                     options=options, rank_table=rank_table, transport=transport,
+                                     options=options, rank_table=rank_table, accelerator=accelerator,
+                                     transport=transport,
                                      max_unhealthy=max_unhealthy, outputs=extras)
     report = run_and_show(request, json_out, report_dir, record)
     raise typer.Exit(exit_codes.for_report(report))

@@ -55,6 +55,7 @@ class ClusterSpec:
     devices_per_host: int = 1
     master: str = ""
     master_port: int = 29500
+    accelerator_reason: str = ""  # how the accelerator was chosen, for the report ("--accelerator gpu", ...)
 
 
 @dataclass(frozen=True)
@@ -271,7 +272,8 @@ class _Reader:
         )
 
     def cluster(self, node: yaml.Node | None, hosts: list[Host]) -> ClusterSpec:
-        spec = ClusterSpec(master=hosts[0].name)
+        spec = ClusterSpec(master=hosts[0].name,
+                           accelerator_reason="hosts.yaml sets no cluster.accelerator: cpu (set npu or gpu)")
         if node is None:
             return spec
         values = self.mapping(node, "cluster", _CLUSTER_KEYS)
@@ -285,6 +287,8 @@ class _Reader:
             if key == "devices_per_host" and value < 0:
                 raise self.error(value_node, "cluster.devices_per_host must be >= 0")
             spec = replace(spec, **{key: value})
+            if key == "accelerator":
+                spec = replace(spec, accelerator_reason="hosts.yaml cluster.accelerator")
         return spec
 
     def params(self, node: yaml.Node, known: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -106,20 +106,27 @@ def verdict_line(report: Report, host: str) -> str:
 
 
 def run_node(selected: list[str], skipped: list[str], settings: list[str], accelerator: str,
-             devices_per_host: int, master_port: int, timeout: float) -> Report:
-    """Run the node checks on this machine through the local transport and return the report."""
+             devices_per_host: int | None, master_port: int, timeout: float) -> Report:
+    """Run the node checks on this machine through the local transport and return the report.
+
+    ``accelerator`` auto asks npu-smi / nvidia-smi; ``devices_per_host`` None takes what they counted (1 on cpu).
+    """
     from dataclasses import replace
 
+    from preflight.app import UsageError, load_cluster
     from preflight.checks import known_params
     from preflight.engine import Engine, RunOptions
-    from preflight.inventory import ClusterSpec, local_inventory
     from preflight.transport.local import LocalTransport
 
     chosen, only = node_checks(selected, skipped)
     params = parse_settings(settings, known_params())
-    inventory = local_inventory()
-    cluster = ClusterSpec(accelerator=accelerator, devices_per_host=devices_per_host,
-                          master=inventory.cluster.master, master_port=master_port)
+    try:
+        inventory = load_cluster(None, accelerator=accelerator)
+    except UsageError as exc:
+        raise NodeUsageError(str(exc)) from None
+    cluster = replace(inventory.cluster, master_port=master_port)
+    if devices_per_host is not None:
+        cluster = replace(cluster, devices_per_host=devices_per_host)
     inventory = replace(inventory, cluster=cluster, params=params)
     budget = max(1.0, timeout - 0.5)  # leave time to judge and print before the hard bound
     options = RunOptions(parallel=1, host_timeout=budget, command_timeout=budget, only=only)
@@ -137,8 +144,10 @@ def register(app: typer.Typer) -> None:
         skip: Annotated[list[str] | None, typer.Option("--skip", help="skip these checks")] = None,
         settings: Annotated[list[str] | None, typer.Option("--set", help="check parameter family.key=value "
                                                            f"(repeatable; also ${ENV_SET})")] = None,
-        accelerator: Annotated[str, typer.Option(help="npu | gpu | cpu")] = "cpu",
-        devices_per_host: Annotated[int, typer.Option(help="devices this node should have", min=0)] = 1,
+        accelerator: Annotated[str, typer.Option(help="npu | gpu | cpu | auto (npu-smi / nvidia-smi that work)")
+                               ] = "auto",
+        devices_per_host: Annotated[int | None, typer.Option(help="devices this node should have (default: what "
+                                                             "npu-smi / nvidia-smi count)", min=0)] = None,
         master_port: Annotated[int, typer.Option(help="the job's master port", min=1, max=65535)] = 29500,
         timeout: Annotated[float, typer.Option(help="hard bound on the whole run, seconds", min=1)] = 8.0,
         json_out: Annotated[bool, typer.Option("--json", help="print the JSON report instead")] = False,
@@ -150,9 +159,6 @@ def register(app: typer.Typer) -> None:
         """
         start = time.monotonic()
         host = os.environ.get("SLURMD_NODENAME") or os.uname().nodename  # Slurm's name for it, in a prolog
-        if accelerator not in ("npu", "gpu", "cpu"):
-            sys.stderr.write(f"preflight: --accelerator must be npu, gpu or cpu, not {accelerator!r}\n")
-            raise typer.Exit(exit_codes.USAGE)
         lock = threading.Lock()
 
         def hard_stop() -> None:  # the wall-clock bound: whatever is still running, answer now

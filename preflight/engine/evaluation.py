@@ -104,8 +104,10 @@ def build_report(inventory: Inventory, checks: Sequence[Check], gathered: Mappin
     cluster = inventory.cluster
     return Report(hosts=hosts, findings=judged.findings, checks=[c.ident for c in checks], started=started,
                   duration_s=duration_s, complete=complete, tool_version=__version__,
-                  extra={"cluster": {"accelerator": cluster.accelerator, "devices_per_host": cluster.devices_per_host,
-                                     "master": cluster.master, "master_port": cluster.master_port}},
+                  extra={"cluster": {"accelerator": cluster.accelerator,
+                                     "accelerator_reason": cluster.accelerator_reason,
+                                     "devices_per_host": cluster.devices_per_host, "master": cluster.master,
+                                     "master_port": cluster.master_port}},
                   secrets=frozenset(secret_values(h.env for h in inventory.hosts).values()))  # every output masks
 
 

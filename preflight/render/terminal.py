@@ -170,6 +170,9 @@ def render(report: Report, console: Console) -> None:
         head.append("  (INCOMPLETE: interrupted)", style="bold yellow")
     console.print(head)
     console.print("  ".join(f"{k} {v}" for k, v in counts.items()))
+    cluster = report.extra.get("cluster") or {}
+    if cluster.get("accelerator_reason"):
+        console.print(Text(f"accelerator {cluster.get('accelerator')}: {cluster['accelerator_reason']}", style="dim"))
     console.print()
     for number, table in enumerate(matrices(report, console.width)):
         if number:
