@@ -15,21 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from preflight.batch import Probe, ProbeOutput
+
+# EvalContext and Facts live below the registry (preflight.context), re-exported here for the checks.
+from preflight.context import EvalContext as EvalContext
+from preflight.context import Facts as Facts
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
-
-Facts = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class EvalContext:
-    """Everything an evaluator may look at besides the facts."""
-
-    cluster: ClusterSpec
-    hosts: Sequence[Host]
-    params: Mapping[str, Any] = field(default_factory=dict)
-    # Facts of the other checks that ran: family -> host -> facts (e.g. the CANN version from versions).
-    other_facts: Mapping[str, Mapping[str, Facts]] = field(default_factory=dict)
 
 
 class Check(abc.ABC):

@@ -10,9 +10,13 @@
 Hosts from these lists get SSH settings from ``~/.ssh/config``, as bare names in hosts.yaml do. The
 slots of a hostfile become ``cluster.devices_per_host`` when every host has the same count.
 
->>> inv = parse_hostfile("# workers\\nworker-1 slots=4\\n\\nworker-2 slots=4\\n", None)
->>> [h.name for h in inv.hosts], inv.cluster.devices_per_host
-(['worker-1', 'worker-2'], 4)
+This is the lower layer: it expands names (ClusterShell node sets, hostfiles, Slurm's variables) into a
+``HostList``; ``preflight.inventory`` turns that into an Inventory (same validation as hosts.yaml) and is never
+called back from here.
+
+>>> found = read_hostfile("# workers\\nworker-1 slots=4\\n\\nworker-2 slots=4\\n", None)
+>>> found.names, found.cluster
+(['worker-1', 'worker-2'], {'devices_per_host': 4})
 """
 
 from __future__ import annotations
@@ -21,12 +25,13 @@ import getpass
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
-from preflight.inventory import MAX_HOSTS, Inventory, InventoryError, parse_inventory
+MAX_HOSTS = 100_000
 
 SLURM = "slurm"
 HOSTFILE_PREFIX = "hostfile:"
@@ -34,6 +39,29 @@ NODES_PREFIX = "nodes:"
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-\[\],]*"
 _LINE = re.compile(rf"^(?P<name>{_NAME})(?::(?P<colon>\d+))?(?P<rest>(?:\s+[A-Za-z_\-]+=\S*)*)\s*$")
 _SLOT_KEYS = ("slots", "max_slots", "max-slots")
+
+
+class InventoryError(Exception):
+    """A hosts file problem, formatted as ``FILE:LINE: message``."""
+
+    def __init__(self, path: Path | None, line: int | None, message: str) -> None:
+        where = str(path) if path else "<hosts>"
+        if line is not None:
+            where += f":{line}"
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class HostList:
+    """Host names from a scheduler or launcher list, with what the list says besides the names.
+
+    ``defaults`` and ``cluster`` are hosts.yaml's sections of the same name (e.g. ``{"devices_per_host": 8}``).
+    """
+
+    names: list[str]
+    defaults: dict[str, Any] = field(default_factory=dict)
+    cluster: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
 
 
 def is_special(spec: str) -> bool:
@@ -45,27 +73,25 @@ def is_special(spec: str) -> bool:
     return spec == SLURM or spec.startswith((HOSTFILE_PREFIX, NODES_PREFIX))
 
 
-def load_special(spec: str, known_params: Mapping[str, Mapping[str, Any]] | None = None,
-                 environ: Mapping[str, str] | None = None) -> Inventory:
-    """The inventory for ``slurm``, ``hostfile:PATH`` or ``nodes:RANGE``; InventoryError on problems."""
+def special_hosts(spec: str, environ: Mapping[str, str] | None = None) -> HostList:
+    """The hosts of ``slurm``, ``hostfile:PATH`` or ``nodes:RANGE``; InventoryError on problems."""
     env = os.environ if environ is None else environ
     if spec == SLURM:
-        return slurm_inventory(env, known_params)
+        return slurm_hosts(env)
     if spec.startswith(NODES_PREFIX):
-        return _names_inventory(_expand(spec[len(NODES_PREFIX):], None, None), {}, None, known_params)
+        return HostList(_expand(spec[len(NODES_PREFIX):], None, None))
     path = Path(spec[len(HOSTFILE_PREFIX):])
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InventoryError(path, None, f"cannot read: {exc}") from exc
-    return parse_hostfile(text, path, known_params)
+    return read_hostfile(text, path)
 
 
-def slurm_inventory(environ: Mapping[str, str], known_params: Mapping[str, Mapping[str, Any]] | None = None
-                    ) -> Inventory:
+def slurm_hosts(environ: Mapping[str, str]) -> HostList:
     """The nodes of the current Slurm allocation, in Slurm's order.
 
-    >>> [h.name for h in slurm_inventory({"SLURM_JOB_NODELIST": "gpu[01-02],cpu7"}).hosts]
+    >>> slurm_hosts({"SLURM_JOB_NODELIST": "gpu[01-02],cpu7"}).names
     ['cpu7', 'gpu01', 'gpu02']
     """
     nodelist = environ.get("SLURM_JOB_NODELIST") or environ.get("SLURM_NODELIST")
@@ -73,7 +99,7 @@ def slurm_inventory(environ: Mapping[str, str], known_params: Mapping[str, Mappi
         raise InventoryError(None, None, "--hosts slurm: SLURM_JOB_NODELIST is not set (run inside an allocation: "
                                          "salloc, sbatch or srun)")
     names = _expand(nodelist, None, None, what="SLURM_JOB_NODELIST")
-    return _names_inventory(names, {"user": getpass.getuser()}, None, known_params)
+    return HostList(names, defaults={"user": getpass.getuser()})
 
 
 def looks_like_hostfile(text: str) -> bool:
@@ -87,9 +113,8 @@ def looks_like_hostfile(text: str) -> bool:
     return bool(lines) and all(_LINE.match(line) for line in lines)
 
 
-def parse_hostfile(text: str, path: Path | None, known_params: Mapping[str, Mapping[str, Any]] | None = None
-                   ) -> Inventory:
-    """An MPI / DeepSpeed hostfile -> Inventory; errors name the line."""
+def read_hostfile(text: str, path: Path | None) -> HostList:
+    """An MPI / DeepSpeed hostfile -> its hosts; errors name the line."""
     names: list[str] = []
     slots: dict[str, int] = {}
     first: dict[str, int] = {}
@@ -121,7 +146,7 @@ def parse_hostfile(text: str, path: Path | None, known_params: Mapping[str, Mapp
     cluster: dict[str, Any] = {}
     if slots and len(slots) == len(names) and len(set(slots.values())) == 1:
         cluster["devices_per_host"] = next(iter(slots.values()))
-    return _names_inventory(names, {}, cluster, known_params, path)
+    return HostList(names, cluster=cluster, path=path)
 
 
 def _expand(pattern: str, path: Path | None, line: int | None, what: str = "host range") -> list[str]:
@@ -136,16 +161,3 @@ def _expand(pattern: str, path: Path | None, line: int | None, what: str = "host
         raise InventoryError(path, line, f"{what} {pattern!r} names no host")
     return expanded
 
-
-def _names_inventory(names: list[str], defaults: dict[str, Any], cluster: dict[str, Any] | None,
-                     known_params: Mapping[str, Mapping[str, Any]] | None, path: Path | None = None) -> Inventory:
-    """Build through parse_inventory (same validation, ~/.ssh/config lookup) from a generated document."""
-    import yaml
-
-    doc: dict[str, Any] = {"hosts": names}
-    if defaults:
-        doc["defaults"] = defaults
-    if cluster:
-        doc["cluster"] = cluster
-    inventory = parse_inventory(yaml.safe_dump(doc, sort_keys=False), path, known_params)
-    return inventory

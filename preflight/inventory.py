@@ -1,5 +1,8 @@
 """hosts.yaml: parse, validate (errors name the line) and expand into a list of hosts.
 
+Scheduler and launcher host lists (``--hosts slurm``, hostfiles, ``nodes:RANGE``) are expanded by
+``preflight.hostlists`` (the layer below) and built here into an Inventory, with the same validation.
+
 >>> inv = parse_inventory("hosts:\\n  - name: n[1-2]\\n", Path("hosts.yaml"))
 >>> [h.name for h in inv.hosts], inv.cluster.master
 (['n1', 'n2'], 'n1')
@@ -17,18 +20,13 @@ from typing import Any
 import yaml
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
+from preflight import hostlists
+from preflight.hostlists import MAX_HOSTS, HostList, InventoryError
+
+__all__ = ["ACCELERATORS", "MAX_HOSTS", "ClusterSpec", "Host", "Inventory", "InventoryError", "inventory_of",
+           "load_inventory", "local_inventory", "parse_hostfile", "parse_inventory", "slurm_inventory"]
+
 ACCELERATORS = ("npu", "gpu", "cpu")
-MAX_HOSTS = 100_000
-
-
-class InventoryError(Exception):
-    """A hosts file problem, formatted as ``FILE:LINE: message``."""
-
-    def __init__(self, path: Path | None, line: int | None, message: str) -> None:
-        where = str(path) if path else "<hosts>"
-        if line is not None:
-            where += f":{line}"
-        super().__init__(f"{where}: {message}")
 
 
 @dataclass(frozen=True)
@@ -100,17 +98,46 @@ def load_inventory(path: Path, known_params: Mapping[str, Mapping[str, Any]] | N
 
     Also ``slurm``, ``hostfile:PATH``, ``nodes:RANGE`` and MPI/DeepSpeed hostfiles (preflight.hostlists).
     """
-    from preflight import hostlists
-
     if hostlists.is_special(str(path)):
-        return hostlists.load_special(str(path), known_params)
+        return inventory_of(hostlists.special_hosts(str(path)), known_params)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InventoryError(path, None, f"cannot read: {exc}") from exc
     if hostlists.looks_like_hostfile(text):
-        return hostlists.parse_hostfile(text, path, known_params)
+        return parse_hostfile(text, path, known_params)
     return parse_inventory(text, path, known_params)
+
+
+def parse_hostfile(text: str, path: Path | None, known_params: Mapping[str, Mapping[str, Any]] | None = None
+                   ) -> Inventory:
+    """An MPI / DeepSpeed hostfile -> Inventory; errors name the line.
+
+    >>> inv = parse_hostfile("# workers\\nworker-1 slots=4\\n\\nworker-2 slots=4\\n", None)
+    >>> [h.name for h in inv.hosts], inv.cluster.devices_per_host
+    (['worker-1', 'worker-2'], 4)
+    """
+    return inventory_of(hostlists.read_hostfile(text, path), known_params)
+
+
+def slurm_inventory(environ: Mapping[str, str], known_params: Mapping[str, Mapping[str, Any]] | None = None
+                    ) -> Inventory:
+    """The nodes of the current Slurm allocation, in Slurm's order.
+
+    >>> [h.name for h in slurm_inventory({"SLURM_JOB_NODELIST": "gpu[01-02],cpu7"}).hosts]
+    ['cpu7', 'gpu01', 'gpu02']
+    """
+    return inventory_of(hostlists.slurm_hosts(environ), known_params)
+
+
+def inventory_of(found: HostList, known_params: Mapping[str, Mapping[str, Any]] | None = None) -> Inventory:
+    """Build through parse_inventory (same validation, ~/.ssh/config lookup) from a generated document."""
+    doc: dict[str, Any] = {"hosts": found.names}
+    if found.defaults:
+        doc["defaults"] = found.defaults
+    if found.cluster:
+        doc["cluster"] = found.cluster
+    return parse_inventory(yaml.safe_dump(doc, sort_keys=False), found.path, known_params)
 
 
 def parse_inventory(

@@ -13,8 +13,8 @@ import pytest
 
 from preflight import drain
 from preflight.batch import Probe, build_script, parse_output
-from preflight.hostlists import looks_like_hostfile, parse_hostfile, slurm_inventory
-from preflight.inventory import InventoryError, load_inventory
+from preflight.hostlists import looks_like_hostfile
+from preflight.inventory import InventoryError, load_inventory, parse_hostfile, slurm_inventory
 from preflight.model import Finding, HostResult, Report, Status
 from preflight.transport.slurm import build_payload, choose, split_labelled, srun_argv
 

@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from preflight.batch import ProbeOutput
+from preflight.context import EvalContext
 from preflight.model import Finding, Status
-
-if TYPE_CHECKING:  # preflight.checks imports every check, and the checks import this module
-    from preflight.checks.base import EvalContext
 
 HCCN_TOOL_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"
 CALL_TIMEOUT = 8  # seconds per hccn_tool call (lldp and optical can take a while on real nodes)

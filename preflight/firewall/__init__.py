@@ -13,8 +13,3 @@ the job needs). Then ``analysis`` (what drops whom, graded), ``sentences`` and `
 >>> verdict(ruleset, Packet("ipv4", 29500, None, None, None)).definite[0].text
 '-P INPUT DROP'
 """
-
-# preflight.checks imports every check module, checks/firewall.py among them, which imports this
-# package's modules, and these use preflight.checks.ports: loading the registry first keeps that one
-# order whichever of these modules is imported first.
-import preflight.checks  # noqa: F401

@@ -2,7 +2,7 @@
 
 >>> parse_port_range("32768\\t60999\\n")
 [32768, 60999]
->>> from preflight.checks.base import EvalContext
+>>> from preflight.context import EvalContext
 >>> from preflight.inventory import ClusterSpec, Host
 >>> ctx = EvalContext(ClusterSpec(master="n1", master_port=29500), [Host(name="n1", address="n1")])
 >>> [(t.kind, t.ranges) for t in targets_for("n1", {"ephemeral": [32768, 60999]}, ctx)[0]]
@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from preflight.checks.base import EvalContext
-from preflight.checks.ports import Range, hccl_ports, merge_ranges, parse_port_list, uncovered
+from preflight.context import EvalContext
+from preflight.ports import Range, hccl_ports, merge_ranges, parse_port_list, uncovered
 
 EPHEMERAL_DEFAULT: Range = (32768, 60999)  # the kernel's default net.ipv4.ip_local_port_range
 HCCL_RANGE_ENV = "HCCL_HOST_SOCKET_PORT_RANGE"  # CANN 8.1+: overrides HCCL_IF_BASE_PORT ("auto": ephemeral)

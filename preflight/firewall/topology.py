@@ -1,6 +1,6 @@
 """How each peer's new connections reach a host: from which address, to which of its addresses, on which NIC.
 
->>> from preflight.checks.base import EvalContext
+>>> from preflight.context import EvalContext
 >>> from preflight.inventory import ClusterSpec, Host
 >>> facts = {n: {"addresses": [{"iface": "eth0", "address": f"10.0.0.{i}/24", "scope": "global"}]}
 ...          for i, n in ((1, "n1"), (2, "n2"))}
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from preflight.checks.base import EvalContext, Facts
+from preflight.context import EvalContext, Facts
 from preflight.firewall.addresses import IPAddress, IPNetwork, as_ip, family_of, global_addresses
 from preflight.inventory import Host
 

@@ -1,0 +1,46 @@
+"""What a known failure signature is (``Signature``) and the categories they fall in; the entries are in
+``catalog_network`` and ``catalog_hosts``, gathered by ``catalog``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+CATEGORIES = (
+    "port-in-use", "privileged-port", "master-unreachable", "name-resolution", "hostname-loopback",
+    "wrong-interface", "address-family", "firewall", "rendezvous", "store-timeout", "launch-args",
+    "version-mismatch", "shm", "memlock", "rdma", "fabric", "mtu", "p2p", "device-mapping", "oom",
+    "hccl-timeout", "hccl-port", "hccl-stale-process", "hccl-link", "ssh", "hostfile", "unknown",
+)
+
+
+@dataclass(frozen=True)
+class Signature:
+    """One known failure: the regexes that recognise its log line and what to do about it."""
+
+    id: str
+    category: str
+    patterns: tuple[str, ...]
+    cause: str
+    fix: str
+    checks: tuple[str, ...]
+    source: str
+    weight: int = 50
+    root_cause: bool = True
+    near: tuple[str, ...] = ()  # one of these must occur in the line or the 3 lines before it
+    when: Callable[[re.Match[str]], bool] | None = None  # extra condition on the match
+    compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+    compiled_near: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "compiled", tuple(re.compile(p) for p in self.patterns))
+        object.__setattr__(self, "compiled_near", tuple(re.compile(p, re.IGNORECASE) for p in self.near))
+
+    def search(self, line: str) -> re.Match[str] | None:
+        """The first pattern match in ``line`` that also satisfies ``when`` (None when there is none)."""
+        for pattern in self.compiled:
+            m = pattern.search(line)
+            if m and (self.when is None or self.when(m)):
+                return m
+        return None
