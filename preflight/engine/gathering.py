@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from preflight.batch import SUDO_CHECK, Probe, build_script, new_nonce, parse_output
 from preflight.checks.base import Check
-from preflight.engine import host_findings
+from preflight.engine.host_findings import connected, timed_out, unreachable
+from preflight.engine.host_findings import sudo as sudo_finding
 from preflight.engine.options import HostGather, RunOptions
 from preflight.engine.overlaps import Overlaps
 from preflight.engine.planning import SUDO_KEY, dedupe, plan
@@ -74,15 +75,15 @@ class Gatherer:
             gather.outputs.setdefault(check.ident, {})[probe.key.split("/", 1)[1]] = outputs[probe.key]
         if execution.timed_out:
             unfinished = sorted({c.ident for c, p in planned if outputs[p.key].exit_status is None})
-            gather.findings.append(host_findings.timed_out(host, self.options.host_timeout, seconds, unfinished))
+            gather.findings.append(timed_out(host, self.options.host_timeout, seconds, unfinished))
         else:
-            gather.findings.append(host_findings.connected(host, len(planned), seconds))
+            gather.findings.append(connected(host, len(planned), seconds))
         if self.options.sudo:
-            gather.findings.append(host_findings.sudo(host, outputs[SUDO_KEY]))
+            gather.findings.append(sudo_finding(host, outputs[SUDO_KEY]))
         return gather
 
 
 def _unreachable(host: Host, start: float, kind: str, message: str) -> HostGather:
     seconds = time.monotonic() - start
     return HostGather(host, HostResult(host.name, host.address, False, seconds, error=kind),
-                      findings=[host_findings.unreachable(host, kind, message, seconds)])
+                      findings=[unreachable(host, kind, message, seconds)])
