@@ -9,16 +9,16 @@ what they could not read in the facts, and ``evaluate`` turns that into an ``err
 from __future__ import annotations
 
 import abc
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from preflight.batch import Probe, ProbeOutput
+from preflight.findings import Facts as Facts
+from preflight.findings import finding as finding
+from preflight.findings import majority as majority
 from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
-
-Facts = dict[str, Any]
+from preflight.model import Finding
 
 
 @dataclass(frozen=True)
@@ -72,26 +72,6 @@ class Check(abc.ABC):
     @abc.abstractmethod
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
         """Pure: facts of every reachable host -> findings."""
-
-
-def majority(values: Mapping[str, Any]) -> tuple[Any, bool]:
-    """The most common value and whether it is a strict majority.
-
-    >>> majority({"a": "1", "b": "1", "c": "2"})
-    ('1', True)
-    >>> majority({"a": "1", "b": "2"})[1]
-    False
-    """
-    counts = Counter(values.values()).most_common()
-    if not counts:
-        return None, False
-    top, count = counts[0]
-    return top, count * 2 > len(values)
-
-
-def finding(check: str, host: str | None, status: Status, message: str, **extra: Any) -> Finding:
-    """Shorthand that keeps evaluators readable."""
-    return Finding(check=check, host=host, status=status, message=message, **extra)
 
 
 @dataclass(frozen=True)

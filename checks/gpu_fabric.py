@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 from preflight.ascend.hccn_tool import error_text, find_tool_snippet
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
-from preflight.checks.gpu import tool_command, tool_paths
+from preflight.gpu_tools import tool_command, tool_paths
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 

@@ -24,10 +24,10 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from preflight.ascend.hccn_calls import hccn_script, host_problem, parse_calls, tool_facts
 from preflight.ascend.hccn_tool import call_error, not_npu
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOutcome, finding
-from preflight.checks.hccn_link import hccn_script, host_problem, parse_calls, tool_facts
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 

@@ -22,9 +22,9 @@ import ipaddress
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
+from preflight.ascend.device_ip import Network, network, set_ip_command, usable_devices
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.checks.hccn_ip import Network, network, set_ip_command, usable_devices
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 

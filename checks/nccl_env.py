@@ -31,7 +31,7 @@ from typing import Any
 
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.checks.net import select_by_filter
+from preflight.interfaces import select_by_filter
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 

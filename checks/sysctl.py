@@ -23,7 +23,9 @@ from typing import Any, ClassVar
 
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.checks.ports import (
+from preflight.inventory import ClusterSpec, Host
+from preflight.model import Finding, Status
+from preflight.ports import (
     RESERVED_KEY,
     Range,
     format_port_list,
@@ -33,8 +35,6 @@ from preflight.checks.ports import (
     reserve_remedy,
     uncovered,
 )
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
 
 # finding id suffix -> (kernel key, parameter holding the minimum)
 LIMITS = {

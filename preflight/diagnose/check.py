@@ -35,8 +35,7 @@ from preflight.batch import Probe, ProbeOutput
 from preflight.checks.allreduce import TORCH_PROBE
 from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOutcome, finding
 from preflight.checks.firewall import FirewallCheck
-from preflight.checks.net import IFACE_VARS, _ClusterView, parse_getent
-from preflight.checks.reachability import (
+from preflight.checks.net_reachability import (
     CONNECTOR,
     LISTENER,
     LISTENER_READY,
@@ -46,8 +45,10 @@ from preflight.checks.reachability import (
 )
 from preflight.diagnose.launch import Launch, parse_launch
 from preflight.diagnose.worker import DRYRUN
+from preflight.interfaces import IFACE_VARS, parse_getent
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
+from preflight.net_view import ClusterView as _ClusterView
 
 BACKENDS = {"npu": "hccl", "gpu": "nccl", "cpu": "gloo"}
 PORT_RANGE = (1024, 65535)

@@ -20,13 +20,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from preflight.checks.ports import Range, merge_ranges
 from preflight.firewall.addresses import IPAddress
 from preflight.firewall.model import AddrIn, Packet, PortIn, Rule, RuleSet, all_conds
 from preflight.firewall.simulate import Verdict, verdict
 from preflight.firewall.targets import Target
 from preflight.firewall.topology import Path
 from preflight.model import Status
+from preflight.ports import Range, merge_ranges
 
 EPHEMERAL_FAIL_FRACTION = 0.01  # blocking >= 1% of the ephemeral range fails: a job opens many listeners
 

@@ -12,7 +12,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from preflight.checks.ports import Range
 from preflight.firewall.addresses import address_list
 from preflight.firewall.model import (
     MAYBE,
@@ -32,6 +31,7 @@ from preflight.firewall.model import (
     RuleSet,
     SrcPortIn,
 )
+from preflight.ports import Range
 
 # iptables -j targets that decide; any other non-chain target (LOG, MARK, CT...) lets the packet go on.
 IPT_VERDICTS = {"ACCEPT": "accept", "DROP": "drop", "REJECT": "reject", "RETURN": "return", "QUEUE": "queue",

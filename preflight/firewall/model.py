@@ -13,8 +13,8 @@ import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from preflight.checks.ports import Range, uncovered
 from preflight.firewall.addresses import IPAddress, IPNetwork, virtual
+from preflight.ports import Range, uncovered
 
 NO, MAYBE, YES = 0, 1, 2  # a condition on a packet: three-valued
 

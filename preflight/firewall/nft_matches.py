@@ -15,7 +15,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from preflight.checks.ports import Range
 from preflight.firewall.addresses import address_list
 from preflight.firewall.model import (
     MAYBE,
@@ -34,6 +33,7 @@ from preflight.firewall.model import (
     ProtoIs,
     SrcPortIn,
 )
+from preflight.ports import Range
 
 _SERVICES = {"ssh": 22, "http": 80, "https": 443, "domain": 53, "bootps": 67, "bootpc": 68, "tftp": 69, "ntp": 123,
              "dhcpv6-client": 546, "dhcpv6-server": 547, "mdns": 5353, "ftp": 21, "telnet": 23, "smtp": 25,

@@ -15,11 +15,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from preflight.checks.base import EvalContext, Facts
-from preflight.checks.ports import format_port_list, merge_ranges
 from preflight.firewall.addresses import IPAddress, as_ip, global_addresses
 from preflight.firewall.analysis import Group
 from preflight.firewall.model import AddrIn, PortIn, Rule, all_conds
 from preflight.firewall.rulesets import active_managers
+from preflight.ports import format_port_list, merge_ranges
 
 _STOP = {"ufw": "ufw disable", "firewalld": "systemctl disable --now firewalld"}
 _SHOW = {"ufw": "ufw status verbose", "firewalld": "firewall-cmd --list-all"}

@@ -7,10 +7,10 @@
 
 from __future__ import annotations
 
-from preflight.checks.ports import format_port_list
 from preflight.firewall.analysis import Group
 from preflight.firewall.model import Rule
 from preflight.model import Status
+from preflight.ports import format_port_list
 
 
 def rule_name(rule: Rule) -> str:

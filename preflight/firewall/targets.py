@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from preflight.checks.base import EvalContext
-from preflight.checks.ports import Range, hccl_ports, merge_ranges, parse_port_list, uncovered
+from preflight.ports import Range, hccl_ports, merge_ranges, parse_port_list, uncovered
 
 EPHEMERAL_DEFAULT: Range = (32768, 60999)  # the kernel's default net.ipv4.ip_local_port_range
 HCCL_RANGE_ENV = "HCCL_HOST_SOCKET_PORT_RANGE"  # CANN 8.1+: overrides HCCL_IF_BASE_PORT ("auto": ephemeral)

@@ -27,32 +27,15 @@ remap fails), gpu.devices.persistence (Disabled warns), gpu.devices.processes (a
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from preflight.ascend.hccn_tool import error_text, find_tool_snippet
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
+from preflight.gpu_tools import tool_command, tool_paths
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
-
-NVIDIA_BIN = "/usr/local/nvidia/bin"
-
-
-def tool_paths(name: str) -> tuple[str, ...]:
-    """Where a tool is looked for after PATH: the container toolkit's folder, then the system's.
-
-    >>> tool_paths("ibstat")
-    ('/usr/local/nvidia/bin/ibstat', '/usr/bin/ibstat', '/usr/sbin/ibstat')
-    """
-    return (f"{NVIDIA_BIN}/{name}", f"/usr/bin/{name}", f"/usr/sbin/{name}")
-
-
-def tool_command(name: str, *args: str) -> str:
-    """Shell running ``name ARGS`` from PATH or the usual folders; exit 127 when it is nowhere."""
-    return f't=$({find_tool_snippet(name, tool_paths(name))}) || exit 127; "$t" {shlex.join(args)}'.rstrip()
-
 
 SMI_PATHS = tool_paths("nvidia-smi")
 LOOKED_AT = "PATH, " + ", ".join(SMI_PATHS)
