@@ -25,6 +25,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from preflight.allreduce.probe import BACKENDS, TORCH_PROBE
 from preflight.allreduce.schedule import PATTERNS, Pair, plan
 from preflight.allreduce.verdict import judge, merge, parse_lines
 from preflight.allreduce.worker import WORKER
@@ -33,11 +34,6 @@ from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOut
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 
-BACKENDS = {"npu": "hccl", "gpu": "nccl", "cpu": "gloo"}
-# Finds torch without importing it (an import costs seconds).
-TORCH_PROBE = ("import importlib.util as u, json; "
-               "print(json.dumps({'torch': u.find_spec('torch') is not None, "
-               "'torch_npu': u.find_spec('torch_npu') is not None}))")
 PASS_ENV = ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "HCCL_IF_IP", "HCCL_SOCKET_IFNAME", "LD_LIBRARY_PATH",
             "ASCEND_HOME_PATH", "ASCEND_OPP_PATH", "ASCEND_AICPU_PATH", "ASCEND_TOOLKIT_HOME")
 

@@ -31,18 +31,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+from preflight.allreduce.probe import TORCH_PROBE
 from preflight.batch import Probe, ProbeOutput
-from preflight.checks.allreduce import TORCH_PROBE
 from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOutcome, finding
 from preflight.checks.firewall import FirewallCheck
-from preflight.checks.net_reachability import (
-    CONNECTOR,
-    LISTENER,
-    LISTENER_READY,
-    connect_meaning,
-    parse_listeners,
-    parse_results,
-)
+from preflight.connect import CONNECTOR, LISTENER, LISTENER_READY, connect_meaning, parse_listeners, parse_results
 from preflight.diagnose.launch import Launch, parse_launch
 from preflight.diagnose.worker import DRYRUN
 from preflight.interfaces import IFACE_VARS, parse_getent
