@@ -141,13 +141,13 @@ def parse_topology(text: str) -> dict[str, Any] | None:
 class GpuDevicesCheck(Check):
     family = "gpu"
     name = "gpu.devices"
+    accelerators = frozenset({"gpu"})
+    not_applicable = "no NVIDIA GPUs to check"
     order = 56
     summary = ("NVIDIA GPUs (nvidia-smi): count = devices_per_host, one driver version, no uncorrected ECC "
                "errors or pending row remaps, persistence mode on, no process holding a GPU; topo -m recorded")
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        if cluster.accelerator != "gpu":
-            return []
         return [Probe("tool", find_tool_snippet("nvidia-smi", SMI_PATHS), timeout=5),
                 Probe("query", _QUERY, timeout=30),
                 Probe("apps", tool_command("nvidia-smi", f"--query-compute-apps={APPS_FIELDS}",
@@ -179,9 +179,6 @@ class GpuDevicesCheck(Check):
         return facts
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
-        if ctx.cluster.accelerator != "gpu":
-            return [finding("gpu.devices", None, Status.SKIP, f"gpu.devices: not a gpu cluster (accelerator: "
-                            f"{ctx.cluster.accelerator}): no NVIDIA GPUs to check")]
         findings: list[Finding] = []
         usable = {host: f for host, f in facts.items() if f.get("tool") and not f.get("error")}
         drivers = {host: str(f["driver"]) for host, f in usable.items() if f.get("driver")}

@@ -30,7 +30,6 @@ from preflight.ascend.hccn_tool import (
     hccn_tool_command,
     known_error,
     missing_tool,
-    not_npu,
 )
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
@@ -110,13 +109,13 @@ def parse_conf(output: ProbeOutput) -> tuple[dict[str, dict[str, str]] | None, s
 class HccnIpCheck(Check):
     family = "hccn"
     name = "hccn.ip"
+    accelerators = frozenset({"npu"})
+    not_applicable = "hccn_tool checks apply to Ascend NPUs only"
     order = 60
     summary = ("NPU device IPs (hccn_tool -ip -g): set, matching /etc/hccn.conf, unique in the cluster, "
                "contiguous netmask, one IP family, gateway in the segment")
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        if cluster.accelerator != "npu":
-            return []
         probes = [Probe("tool", FIND_HCCN_TOOL, timeout=5), Probe("conf", f"cat {CONF}", timeout=5)]
         for device in device_ids(cluster):
             probes.append(Probe(f"ip_{device}", hccn_tool_command(device, "-ip", "-g"), timeout=10))
@@ -138,9 +137,6 @@ class HccnIpCheck(Check):
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
         check = self.name
-        skipped = not_npu(check, ctx)
-        if skipped is not None:
-            return skipped
         findings: list[Finding] = []
         usable = {host: usable_devices(f) for host, f in facts.items()}
         findings += _duplicates(usable)

@@ -23,7 +23,6 @@ from preflight.ascend.hccn_tool import (
     CALL_TIMEOUT,
     call_error,
     first_line,
-    not_npu,
 )
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
@@ -124,6 +123,8 @@ def _devices_text(devices: Sequence[int]) -> str:
 class HccnLinkCheck(Check):
     family = "hccn"
     name = "hccn.link"
+    accelerators = frozenset({"npu"})
+    not_applicable = "hccn_tool checks apply to Ascend NPUs only"
     summary = ("NPU RoCE ports (hccn_tool): link UP, net_health Success, LLDP neighbour, optical module present, "
                "TLS switch and MTU consistent across the cluster")
     order = 72
@@ -131,7 +132,7 @@ class HccnLinkCheck(Check):
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
         devices = max(1, cluster.devices_per_host)
         probe = Probe("link", hccn_script(link_probe_calls(devices)), timeout=CALL_TIMEOUT * len(OPS) + 10)
-        return [probe] if cluster.accelerator == "npu" else []
+        return [probe]
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
         if "link" not in outputs:
@@ -142,9 +143,6 @@ class HccnLinkCheck(Check):
         return facts
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
-        skipped = not_npu(self.name, ctx)
-        if skipped is not None:
-            return skipped
         findings: list[Finding] = []
         usable: dict[str, dict[str, dict[str, Any]]] = {}
         for host, host_facts in facts.items():

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from preflight.ascend.hccn_calls import hccn_script, host_problem, parse_calls, tool_facts
-from preflight.ascend.hccn_tool import call_error, not_npu
+from preflight.ascend.hccn_tool import call_error
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOutcome, finding
 from preflight.inventory import ClusterSpec, Host
@@ -80,13 +80,13 @@ def _ip(text: str) -> str | None:
 class HccnReachabilityCheck(ActiveCheck):
     family = "hccn"
     name = "hccn.reachability"
+    accelerators = frozenset({"npu"})
+    not_applicable = "hccn_tool checks apply to Ascend NPUs only"
     order = 74
     summary = "same-position NPUs on different hosts ping each other (hccn_tool -ping), every pair or two rings"
     params: ClassVar[Mapping[str, Any]] = {"all_pairs_max_hosts": 8, "ping_timeout": 10}
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        if cluster.accelerator != "npu":
-            return []
         calls = {dev: [("ip", ["-ip", "-g"])] for dev in range(max(1, cluster.devices_per_host))}
         return [Probe("ip", hccn_script(calls), timeout=20)]
 
@@ -124,8 +124,6 @@ class HccnReachabilityCheck(ActiveCheck):
         return plan, pattern
 
     def steps(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome] = ()) -> list[Step]:
-        if ctx.cluster.accelerator != "npu":
-            return []
         plan, _ = self.plan(facts, ctx)
         if not plan:
             return []
@@ -144,9 +142,6 @@ class HccnReachabilityCheck(ActiveCheck):
 
     def judge(self, facts: Mapping[str, Facts], outcomes: Sequence[StepOutcome], ctx: EvalContext) -> list[Finding]:
         check = self.name
-        skipped = not_npu(check, ctx)
-        if skipped is not None:
-            return skipped
         findings: list[Finding] = []
         for host in facts:
             problem = host_problem(check, host, facts[host])

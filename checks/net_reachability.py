@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import ActiveCheck, EvalContext, Facts, Overlap, Step, StepOutcome, finding
+from preflight.checks.base import ActiveCheck, DerivedCheck, EvalContext, Facts, Overlap, Step, StepOutcome, finding
 from preflight.connect import (
     LISTENER,
     LISTENER_READY,
@@ -34,12 +34,12 @@ from preflight.connect import (
     parse_listeners,
     parse_results,
 )
-from preflight.inventory import ClusterSpec, Host
+from preflight.inventory import Host
 from preflight.model import Finding, Status
 
 HCCL_DEFAULT_BASE_PORT = 60000
 
-class ReachabilityCheck(ActiveCheck):
+class ReachabilityCheck(DerivedCheck, ActiveCheck):
     family = "net"
     name = "net.reachability"
     order = 60
@@ -47,12 +47,6 @@ class ReachabilityCheck(ActiveCheck):
     params: ClassVar[Mapping[str, Any]] = {"connect_timeout": 3.0, "all_pairs_max_hosts": 16}
 
     needs = ("versions",)  # whether the host's python runs (the listener and connector are python)
-
-    def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        return []  # nothing to gather: the versions check already ran the host's python
-
-    def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
-        return {}
 
     def usable(self, facts: Mapping[str, Facts], ctx: EvalContext) -> dict[str, str | None]:
         """Reachable hosts -> None when their python runs, else why not (from the versions facts)."""

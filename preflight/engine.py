@@ -18,7 +18,18 @@ from types import FrameType
 
 from preflight import __version__
 from preflight.batch import NOT_RUN, SUDO_CHECK, Probe, ProbeOutput, as_root, build_script, new_nonce, parse_output
-from preflight.checks.base import ActiveCheck, Check, EvalContext, Facts, Overlap, Step, StepOutcome
+from preflight.checks.base import (
+    ActiveCheck,
+    Check,
+    EvalContext,
+    Facts,
+    Overlap,
+    Step,
+    StepOutcome,
+    accelerator_skip,
+    applies,
+    planned_probes,
+)
 from preflight.inventory import Host, Inventory
 from preflight.model import Finding, HostResult, Report, Status
 from preflight.redact import redact_report
@@ -96,7 +107,7 @@ class Engine:
         cap = self.options.command_timeout
         planned = []
         for check in self.checks:
-            for probe in check.probes(host, self.inventory.cluster):
+            for probe in planned_probes(check, host, self.inventory.cluster):
                 timeout = min(probe.timeout, cap) if cap else probe.timeout
                 command = as_root(probe.command) if self.options.sudo and probe.root else probe.command
                 planned.append((check, Probe(f"{check.ident}/{probe.key}", command, timeout)))
@@ -316,7 +327,7 @@ class Engine:
         try:
             self._finish_overlaps()
             for check in self.checks:
-                if not isinstance(check, ActiveCheck):
+                if not isinstance(check, ActiveCheck) or not applies(check, self.inventory.cluster):
                     continue
                 facts = self.facts()[0].get(check.ident, {})
                 outcomes = self.outcomes.setdefault(check.ident, [])
@@ -414,6 +425,10 @@ class Engine:
         facts_by_check, problems = self.facts()
         findings += problems
         for check in self.checks:
+            skipped = accelerator_skip(check, self.inventory.cluster)
+            if skipped is not None:  # not for this cluster's accelerator: one skip, or nothing
+                findings += skipped
+                continue
             ctx = self.context(check)
             facts = facts_by_check.get(check.ident, {})
             try:

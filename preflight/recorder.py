@@ -11,6 +11,7 @@ import re
 from dataclasses import asdict
 from pathlib import Path
 
+from preflight.checks.base import planned_probes
 from preflight.engine import Engine, _safe_parse
 
 
@@ -21,7 +22,7 @@ def record(engine: Engine, directory: Path) -> list[Path]:
             outputs = gather.outputs.get(check.ident)
             if outputs is None:
                 continue
-            commands = {p.key: p.command for p in check.probes(gather.host, engine.inventory.cluster)}
+            commands = {p.key: p.command for p in planned_probes(check, gather.host, engine.inventory.cluster)}
             fixture = {
                 "commands": commands,
                 "outputs": {key: asdict(out) for key, out in outputs.items()},
