@@ -104,7 +104,7 @@ class RankTableCheck(Check):
                           if isinstance(d, dict) and str(d.get("id", "")).isdigit()}
         server_to_host = {h.address: h.name for h in ctx.hosts} | {h.name: h.name for h in ctx.hosts}
         tables: list[tuple[str, Any]] = []
-        given = ctx.params.get("rank_table")
+        given = ctx.params["rank_table"]
         if given:
             tables.append(("--rank-table", given))
         findings: list[Finding] = []

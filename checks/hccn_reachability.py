@@ -112,7 +112,7 @@ class HccnReachabilityCheck(ActiveCheck):
         """(pinging host, pinged host, device) triples, and the pattern's name."""
         order = [h.name for h in ctx.hosts if h.name in facts and host_problem(self.name, h.name, facts[h.name])
                  is None]
-        all_pairs = len(order) <= int(ctx.params.get("all_pairs_max_hosts", 8))
+        all_pairs = len(order) <= int(ctx.params["all_pairs_max_hosts"])
         positions = sorted({int(d) for h in order for d in facts[h].get("devices", {})})
         plan: list[tuple[str, str, int]] = []
         for dev in positions:
@@ -127,7 +127,7 @@ class HccnReachabilityCheck(ActiveCheck):
         plan, _ = self.plan(facts, ctx)
         if not plan:
             return []
-        timeout = float(ctx.params.get("ping_timeout", 10))
+        timeout = float(ctx.params["ping_timeout"])
         calls: dict[str, dict[int, list[tuple[str, list[str]]]]] = defaultdict(lambda: defaultdict(list))
         for source, target, dev in plan:
             ip = _device_ip(facts[target], dev) or ""
@@ -161,7 +161,7 @@ class HccnReachabilityCheck(ActiveCheck):
                 findings.append(finding(check, None, Status.SKIP,
                                         f"{check}: nothing to test (fewer than 2 hosts with a device IP)"))
             return findings
-        timeout = float(ctx.params.get("ping_timeout", 10))
+        timeout = float(ctx.params["ping_timeout"])
         printed: dict[str, dict[str, dict[str, tuple[str, int | None]]]] = {}
         for outcome in outcomes:
             for host, outs in outcome.foreground.items():

@@ -72,7 +72,7 @@ class ReachabilityCheck(DerivedCheck, ActiveCheck):
     def pairs(self, ctx: EvalContext, usable: Sequence[str]) -> tuple[dict[Target, list[str]], str]:
         """target -> sources, and the pattern's name."""
         order = [h.name for h in ctx.hosts if h.name in usable]
-        all_pairs = len(order) <= int(ctx.params.get("all_pairs_max_hosts", 16))
+        all_pairs = len(order) <= int(ctx.params["all_pairs_max_hosts"])
         plan: dict[Target, list[str]] = {}
         for target in self.targets(ctx, order):
             if target.what == "master port" or all_pairs:
@@ -211,12 +211,12 @@ CONNECT_RETRY_S = 2.0  # a refused connect is retried this long (a listener may 
 
 def _connect_seconds(ctx: EvalContext) -> float:
     """How long one client may spend on a target: its connect timeout plus the retries."""
-    return float(ctx.params.get("connect_timeout", 3.0)) + CONNECT_RETRY_S
+    return float(ctx.params["connect_timeout"]) + CONNECT_RETRY_S
 
 
 def _connector(host: Host, targets: Sequence[Target], ctx: EvalContext) -> Probe:
     """The client probe ``host`` runs against ``targets`` (during the gather or in a step alike)."""
-    timeout = float(ctx.params.get("connect_timeout", 3.0))
+    timeout = float(ctx.params["connect_timeout"])
     return Probe("connect", connect_command(host.python, timeout, CONNECT_RETRY_S, targets),
                  timeout=_connect_seconds(ctx) + 8.0)
 

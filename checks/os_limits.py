@@ -82,7 +82,7 @@ class OsLimitsCheck(Check):
         }
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
-        params = {**self.params, **ctx.params}
+        params = ctx.params
         findings: list[Finding] = []
         for host, host_facts in facts.items():
             findings.append(_shm(host, host_facts, ctx.cluster.accelerator, int(params["min_shm_mib"])))

@@ -146,7 +146,7 @@ class VersionsCheck(Check):
         return facts
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
-        expect = ctx.params.get("expect") or {}
+        expect = ctx.params["expect"] or {}
         findings: list[Finding] = []
         broken = {h for h, f in facts.items() if f.get("python_error")}
         for host in sorted(broken):
