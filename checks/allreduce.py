@@ -25,6 +25,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from preflight.allreduce.probe import BACKENDS, TORCH_PROBE
 from preflight.allreduce.schedule import PATTERNS, Pair, plan
 from preflight.allreduce.verdict import judge, merge, parse_lines
 from preflight.allreduce.worker import WORKER
@@ -33,11 +34,6 @@ from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOut
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 
-BACKENDS = {"npu": "hccl", "gpu": "nccl", "cpu": "gloo"}
-# Finds torch without importing it (an import costs seconds).
-TORCH_PROBE = ("import importlib.util as u, json; "
-               "print(json.dumps({'torch': u.find_spec('torch') is not None, "
-               "'torch_npu': u.find_spec('torch_npu') is not None}))")
 PASS_ENV = ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "HCCL_IF_IP", "HCCL_SOCKET_IFNAME", "LD_LIBRARY_PATH",
             "ASCEND_HOME_PATH", "ASCEND_OPP_PATH", "ASCEND_AICPU_PATH", "ASCEND_TOOLKIT_HOME")
 
@@ -80,9 +76,9 @@ class AllreduceCheck(ActiveCheck):
         >>> AllreduceCheck().host_pattern(16, ctx), AllreduceCheck().host_pattern(17, ctx)
         ('all', 'matchings')
         """
-        wanted = str(ctx.params.get("pattern", "auto"))
+        wanted = str(ctx.params["pattern"])
         if wanted == "auto":
-            return "all" if n_hosts <= int(ctx.params.get("all_pairs_max_hosts", 16)) else "matchings"
+            return "all" if n_hosts <= int(ctx.params["all_pairs_max_hosts"]) else "matchings"
         return wanted
 
     def rounds(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[list[Pair]]:
@@ -91,20 +87,20 @@ class AllreduceCheck(ActiveCheck):
         pattern = self.host_pattern(len(hosts), ctx)
         if pattern not in PATTERNS:
             return []
-        return plan(hosts, devices, int(ctx.params.get("base_port", 29600)), avoid=[ctx.cluster.master_port],
-                    pattern=pattern, k=int(ctx.params.get("matchings", 3)), seed=int(ctx.params.get("seed", 0)))
+        return plan(hosts, devices, int(ctx.params["base_port"]), avoid=[ctx.cluster.master_port],
+                    pattern=pattern, k=int(ctx.params["matchings"]), seed=int(ctx.params["seed"]))
 
     def probe_timeout(self, ctx: EvalContext) -> float:
         """Torch import allowance + rendezvous + budget (the budget may be overrun by one size)."""
-        return 20.0 + float(ctx.params.get("init_timeout_s", 15.0)) + 2 * float(ctx.params.get("budget_s", 5.0))
+        return 20.0 + float(ctx.params["init_timeout_s"]) + 2 * float(ctx.params["budget_s"])
 
     def spec(self, ctx: EvalContext) -> str:
         return json.dumps({
             "backend": BACKENDS.get(ctx.cluster.accelerator, "gloo"),
-            "sizes": [int(float(m) * (1 << 20)) for m in ctx.params.get("sizes_mib", [1, 4, 16, 64])],
-            "warmup": int(ctx.params.get("warmup", 2)), "iters": int(ctx.params.get("iters", 5)),
-            "trials": int(ctx.params.get("trials", 3)), "budget": float(ctx.params.get("budget_s", 5.0)),
-            "init_timeout": float(ctx.params.get("init_timeout_s", 15.0)),
+            "sizes": [int(float(m) * (1 << 20)) for m in ctx.params["sizes_mib"]],
+            "warmup": int(ctx.params["warmup"]), "iters": int(ctx.params["iters"]),
+            "trials": int(ctx.params["trials"]), "budget": float(ctx.params["budget_s"]),
+            "init_timeout": float(ctx.params["init_timeout_s"]),
         }, separators=(",", ":"))
 
     def rank_command(self, pair: Pair, rank: int, hosts: Mapping[str, Host], ctx: EvalContext) -> str:
@@ -144,8 +140,8 @@ class AllreduceCheck(ActiveCheck):
         devices = max(1, int(ctx.cluster.devices_per_host or 1))
         pattern = self.host_pattern(n_hosts, ctx)
         text = {"all": "every host pair (circle schedule)", "ring": "ring neighbours (2 partners per host)",
-                "matchings": f"{ctx.params.get('matchings', 3)} random matchings (seed {ctx.params.get('seed', 0)}, "
-                             f"{ctx.params.get('matchings', 3)} partners per host)"}[pattern]
+                "matchings": f"{ctx.params['matchings']} random matchings (seed {ctx.params['seed']}, "
+                             f"{ctx.params['matchings']} partners per host)"}[pattern]
         return text + ", device k <-> device k" + (", and every local device pair" if devices > 1 else "")
 
     # --- judging (pure) ---
@@ -176,6 +172,6 @@ class AllreduceCheck(ActiveCheck):
                  for line in parse_lines(outs.get("ranks", ProbeOutput("")).stdout)]
         pairs = [p for r in rounds[:len(outcomes)] for p in r]
         results = merge(pairs, lines, self.probe_timeout(ctx))
-        return findings + judge(results, self.usable(facts, ctx), float(ctx.params.get("fraction", 0.8)),
-                                float(ctx.params.get("floor_gbps", 0.0)),
+        return findings + judge(results, self.usable(facts, ctx), float(ctx.params["fraction"]),
+                                float(ctx.params["floor_gbps"]),
                                 self.pattern(len(self.usable(facts, ctx)), ctx))

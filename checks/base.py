@@ -9,16 +9,19 @@ what they could not read in the facts, and ``evaluate`` turns that into an ``err
 from __future__ import annotations
 
 import abc
-from collections import Counter
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from preflight.batch import Probe, ProbeOutput
 
-# EvalContext and Facts live below the registry (preflight.context), re-exported here for the checks.
+# EvalContext lives below the registry (preflight.context), the evaluators' small pieces in preflight.findings:
+# re-exported here for the checks.
 from preflight.context import EvalContext as EvalContext
-from preflight.context import Facts as Facts
+from preflight.findings import Facts as Facts
+from preflight.findings import finding as finding
+from preflight.findings import majority as majority
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 
@@ -35,6 +38,21 @@ class Check(abc.ABC):
     by_default: ClassVar[bool] = True  # False: runs only when --checks names it (costly active tests)
     # "node": judged from this host alone (run by `preflight node`); "cluster": needs the other hosts.
     scope: ClassVar[str] = "node"
+    # The cluster accelerators (cluster.accelerator) the check applies to; None: every one. On any other
+    # cluster the engine plans none of its probes or steps and reports ``accelerator_skip`` instead.
+    accelerators: ClassVar[frozenset[str] | None] = None
+    # The end of that one cluster-wide skip finding (e.g. "NCCL is not used"); None: no finding at all.
+    not_applicable: ClassVar[str | None] = None
+    # The skip finding's id when it is not ``ident`` (e.g. "npu.devices" for the family-wide npu check).
+    skip_id: ClassVar[str | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Off its ``accelerators``, whoever calls a check gets ``accelerator_skip`` from evaluate/judge, no steps."""
+        super().__init_subclass__(**kwargs)
+        for name in ("evaluate", "judge", "steps"):
+            method = cls.__dict__.get(name)
+            if method is not None:
+                setattr(cls, name, _gated(name, method))
 
     @property
     def ident(self) -> str:
@@ -65,24 +83,62 @@ class Check(abc.ABC):
         """Pure: facts of every reachable host -> findings."""
 
 
-def majority(values: Mapping[str, Any]) -> tuple[Any, bool]:
-    """The most common value and whether it is a strict majority.
+class DerivedCheck(Check):
+    """A check that gathers nothing: it judges the facts other checks gathered (``needs``, ctx.other_facts)."""
 
-    >>> majority({"a": "1", "b": "1", "c": "2"})
-    ('1', True)
-    >>> majority({"a": "1", "b": "2"})[1]
-    False
+    def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
+        return []
+
+    def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
+        return {}
+
+
+def _gated(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` (evaluate, judge or steps) answering for the accelerator mismatch first, in one place."""
+
+    @functools.wraps(method)
+    def gated(self: Check, *args: Any, **kwargs: Any) -> Any:
+        ctx = next((a for a in (*args, *kwargs.values()) if isinstance(a, EvalContext)), None)
+        skipped = None if ctx is None else accelerator_skip(self, ctx.cluster)
+        if skipped is None:
+            return method(self, *args, **kwargs)
+        return [] if name == "steps" else skipped
+
+    return gated
+
+
+def applies(check: Check, cluster: ClusterSpec) -> bool:
+    """Whether ``check`` applies to ``cluster``'s accelerator (its ``accelerators`` declaration)."""
+    return check.accelerators is None or cluster.accelerator in check.accelerators
+
+
+def planned_probes(check: Check, host: Host, cluster: ClusterSpec) -> list[Probe]:
+    """``check``'s probes for ``host``, none when the check does not apply to the cluster."""
+    return check.probes(host, cluster) if applies(check, cluster) else []
+
+
+def accelerator_skip(check: Check, cluster: ClusterSpec) -> list[Finding] | None:
+    """None when ``check`` applies to ``cluster``; else what to report instead of evaluating it.
+
+    One cluster-wide skip (or nothing, when the check declares no ``not_applicable`` reason).
+
+    >>> class Nccl(DerivedCheck):
+    ...     family, summary, accelerators, not_applicable = "nccl", "", frozenset({"gpu"}), "NCCL is not used"
+    ...     def evaluate(self, facts, ctx): return []
+    >>> accelerator_skip(Nccl(), ClusterSpec(accelerator="gpu")) is None
+    True
+    >>> [f.message for f in accelerator_skip(Nccl(), ClusterSpec(accelerator="npu")) or []]
+    ['nccl: not a gpu cluster (accelerator: npu): NCCL is not used']
     """
-    counts = Counter(values.values()).most_common()
-    if not counts:
-        return None, False
-    top, count = counts[0]
-    return top, count * 2 > len(values)
-
-
-def finding(check: str, host: str | None, status: Status, message: str, **extra: Any) -> Finding:
-    """Shorthand that keeps evaluators readable."""
-    return Finding(check=check, host=host, status=status, message=message, **extra)
+    if applies(check, cluster):
+        return None
+    if check.not_applicable is None or not check.accelerators:
+        return []
+    wanted = "/".join(sorted(check.accelerators))
+    article = "an" if wanted[0] in "aeiou" else "a"
+    check_id = check.skip_id or check.ident
+    return [finding(check_id, None, Status.SKIP, f"{check_id}: not {article} {wanted} cluster (accelerator: "
+                    f"{cluster.accelerator}): {check.not_applicable}")]
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,6 @@ from typing import Any
 
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
-from preflight.checks.net import ADDRS_COMMAND
 from preflight.firewall.addresses import parse_addresses
 from preflight.firewall.analysis import Evaluator, analyze, grade, group
 from preflight.firewall.firewalld import describe_firewalld, parse_firewalld
@@ -51,6 +50,7 @@ from preflight.firewall.sentences import group_text
 from preflight.firewall.targets import parse_port_range, targets_for
 from preflight.firewall.topology import Topology
 from preflight.firewall.ufw import describe_ufw, parse_ufw
+from preflight.interfaces import ADDRS_COMMAND
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 from preflight.ports import format_port_list, merge_ranges

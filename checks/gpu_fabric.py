@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 from preflight.ascend.hccn_tool import error_text, find_tool_snippet
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
-from preflight.checks.gpu import tool_command, tool_paths
+from preflight.gpu_tools import tool_command, tool_paths
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 
@@ -131,6 +131,8 @@ def _merge(ibstat: list[dict[str, Any]], devinfo: list[dict[str, Any]]) -> list[
 class GpuFabricCheck(Check):
     family = "gpu"
     name = "gpu.fabric"
+    accelerators = frozenset({"gpu"})
+    not_applicable = "NCCL's RDMA fabric is not used"
     order = 57
     needs = ("os",)  # the locked-memory limit
     summary = ("InfiniBand/RoCE for NCCL (ibstat, ibv_devinfo): ports Active, same link layer and rate on every "
@@ -138,8 +140,6 @@ class GpuFabricCheck(Check):
     params: ClassVar[Mapping[str, Any]] = {}
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        if cluster.accelerator != "gpu":
-            return []
         return [Probe("ibstat_tool", find_tool_snippet("ibstat", tool_paths("ibstat")), timeout=5),
                 Probe("ibstat", tool_command("ibstat"), timeout=15),
                 Probe("devinfo_tool", find_tool_snippet("ibv_devinfo", tool_paths("ibv_devinfo")), timeout=5),
@@ -168,9 +168,6 @@ class GpuFabricCheck(Check):
         return facts
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
-        if ctx.cluster.accelerator != "gpu":
-            return [finding("gpu.fabric", None, Status.SKIP, f"gpu.fabric: not a gpu cluster (accelerator: "
-                            f"{ctx.cluster.accelerator}): NCCL's RDMA fabric is not used")]
         os_facts = ctx.other_facts.get("os", {})
         with_rdma = sorted(h for h, f in facts.items() if _has_rdma(f))
         layers = {h: _profile(facts[h], "link_layer") for h in facts if facts[h].get("cas")}

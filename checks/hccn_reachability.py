@@ -24,10 +24,10 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from preflight.ascend.hccn_tool import call_error, not_npu
+from preflight.ascend.hccn_calls import hccn_script, host_problem, parse_calls, tool_facts
+from preflight.ascend.hccn_tool import call_error
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOutcome, finding
-from preflight.checks.hccn_link import hccn_script, host_problem, parse_calls, tool_facts
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 
@@ -80,13 +80,13 @@ def _ip(text: str) -> str | None:
 class HccnReachabilityCheck(ActiveCheck):
     family = "hccn"
     name = "hccn.reachability"
+    accelerators = frozenset({"npu"})
+    not_applicable = "hccn_tool checks apply to Ascend NPUs only"
     order = 74
     summary = "same-position NPUs on different hosts ping each other (hccn_tool -ping), every pair or two rings"
     params: ClassVar[Mapping[str, Any]] = {"all_pairs_max_hosts": 8, "ping_timeout": 10}
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        if cluster.accelerator != "npu":
-            return []
         calls = {dev: [("ip", ["-ip", "-g"])] for dev in range(max(1, cluster.devices_per_host))}
         return [Probe("ip", hccn_script(calls), timeout=20)]
 
@@ -112,7 +112,7 @@ class HccnReachabilityCheck(ActiveCheck):
         """(pinging host, pinged host, device) triples, and the pattern's name."""
         order = [h.name for h in ctx.hosts if h.name in facts and host_problem(self.name, h.name, facts[h.name])
                  is None]
-        all_pairs = len(order) <= int(ctx.params.get("all_pairs_max_hosts", 8))
+        all_pairs = len(order) <= int(ctx.params["all_pairs_max_hosts"])
         positions = sorted({int(d) for h in order for d in facts[h].get("devices", {})})
         plan: list[tuple[str, str, int]] = []
         for dev in positions:
@@ -124,12 +124,10 @@ class HccnReachabilityCheck(ActiveCheck):
         return plan, pattern
 
     def steps(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome] = ()) -> list[Step]:
-        if ctx.cluster.accelerator != "npu":
-            return []
         plan, _ = self.plan(facts, ctx)
         if not plan:
             return []
-        timeout = float(ctx.params.get("ping_timeout", 10))
+        timeout = float(ctx.params["ping_timeout"])
         calls: dict[str, dict[int, list[tuple[str, list[str]]]]] = defaultdict(lambda: defaultdict(list))
         for source, target, dev in plan:
             ip = _device_ip(facts[target], dev) or ""
@@ -144,9 +142,6 @@ class HccnReachabilityCheck(ActiveCheck):
 
     def judge(self, facts: Mapping[str, Facts], outcomes: Sequence[StepOutcome], ctx: EvalContext) -> list[Finding]:
         check = self.name
-        skipped = not_npu(check, ctx)
-        if skipped is not None:
-            return skipped
         findings: list[Finding] = []
         for host in facts:
             problem = host_problem(check, host, facts[host])
@@ -166,7 +161,7 @@ class HccnReachabilityCheck(ActiveCheck):
                 findings.append(finding(check, None, Status.SKIP,
                                         f"{check}: nothing to test (fewer than 2 hosts with a device IP)"))
             return findings
-        timeout = float(ctx.params.get("ping_timeout", 10))
+        timeout = float(ctx.params["ping_timeout"])
         printed: dict[str, dict[str, dict[str, tuple[str, int | None]]]] = {}
         for outcome in outcomes:
             for host, outs in outcome.foreground.items():

@@ -22,10 +22,8 @@ import ipaddress
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.checks.hccn_ip import Network, network, set_ip_command, usable_devices
-from preflight.inventory import ClusterSpec, Host
+from preflight.ascend.device_ip import Network, network, set_ip_command, usable_devices
+from preflight.checks.base import DerivedCheck, EvalContext, Facts, finding
 from preflight.model import Finding, Status
 
 CHECK = "hccn.subnet"
@@ -103,24 +101,17 @@ def _remedy(plan: Mapping[int, str], netmask: str, layout: Layout, ids: Iterable
     return " && ".join(commands)
 
 
-class HccnSubnetCheck(Check):
+class HccnSubnetCheck(DerivedCheck):
     family = "hccn"
     name = CHECK
+    accelerators = frozenset({"npu"})
+    not_applicable = "no device IPs to check"
     order = 61
     summary = ("NPU device-IP segment layout for the chip generation (910A: 0/4, 1/5, 2/6, 3/7 paired, same "
                "position across servers; A2: one segment a node), with the address plan")
     needs = ("hccn.ip", "npu")
 
-    def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        return []  # judged from hccn.ip's and npu's facts
-
-    def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
-        return {}
-
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
-        if ctx.cluster.accelerator != "npu":
-            return [finding(CHECK, None, Status.SKIP, f"{CHECK}: not an npu cluster (accelerator: "
-                            f"{ctx.cluster.accelerator}): no device IPs to check")]
         ip_facts = ctx.other_facts.get("hccn.ip", {})
         npu_facts = ctx.other_facts.get("npu", {})
         findings: list[Finding] = []

@@ -31,7 +31,7 @@ from typing import Any
 
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.checks.net import select_by_filter
+from preflight.interfaces import select_by_filter
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 
@@ -109,14 +109,14 @@ def _spec_items(spec: str) -> tuple[bool, bool, list[tuple[str, int | None]]]:
 
 class NcclEnvCheck(Check):
     family = "nccl"
+    accelerators = frozenset({"gpu"})
+    not_applicable = "NCCL is not used"
     order = 58
     needs = ("net", "gpu.fabric", "gpu.devices")
     summary = ("NCCL environment: NCCL_SOCKET_IFNAME / NCCL_IB_HCA match interfaces and HCAs that exist, no "
                "leftover debug switches or stray nccl.conf, CUDA_VISIBLE_DEVICES fits devices_per_host")
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        if cluster.accelerator != "gpu":
-            return []
         return [Probe("login", _LOGIN, timeout=5), Probe("files", _files_command(host), timeout=5)]
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
@@ -128,9 +128,6 @@ class NcclEnvCheck(Check):
         return {"login": login, "files": parse_files(outputs.get("files", ProbeOutput("")).stdout)}
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
-        if ctx.cluster.accelerator != "gpu":
-            return [finding("nccl", None, Status.SKIP, f"nccl: not a gpu cluster (accelerator: "
-                            f"{ctx.cluster.accelerator}): NCCL is not used")]
         env_of = {h.name: dict(h.env) for h in ctx.hosts}
         findings: list[Finding] = []
         for host in sorted(facts):

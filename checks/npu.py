@@ -105,14 +105,15 @@ def parse_list(text: str) -> tuple[int | None, list[int]]:
 
 class NpuCheck(Check):
     family = "npu"
+    accelerators = frozenset({"npu"})
+    not_applicable = "no NPUs to check"
+    skip_id = "npu.devices"
     order = 55
     summary = ("NPUs (npu-smi info): count = devices_per_host, one chip type across the cluster, every device "
                "healthy, no process still holding a device")
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
         run = 't=$(' + FIND_TOOL + ') || exit 127; "$t" '
-        if cluster.accelerator != "npu":
-            return []
         return [Probe("tool", FIND_TOOL, timeout=5),
                 Probe("info", run + "info", timeout=30),
                 Probe("list", run + "info -l", timeout=30)]
@@ -142,9 +143,6 @@ class NpuCheck(Check):
         return facts
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
-        if ctx.cluster.accelerator != "npu":
-            return [finding("npu.devices", None, Status.SKIP, f"npu.devices: not an npu cluster (accelerator: "
-                            f"{ctx.cluster.accelerator}): no NPUs to check")]
         findings: list[Finding] = []
         usable = {host: f for host, f in facts.items() if f.get("tool") and not f.get("error")}
         chips = {host: str(f["chip"]) for host, f in usable.items() if f.get("chip")}

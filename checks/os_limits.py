@@ -6,8 +6,8 @@
   DataLoader workers use it); less than that *free* warns (segments left by a crashed job).
 - ``os.memlock``: RDMA (InfiniBand/RoCE) pins buffers; NCCL's docs ask for ``--ulimit memlock=-1``.
   Warns on gpu/npu below ``min_memlock_mib`` (-1: unlimited required); skipped on cpu.
-- ``os.clock``: each host prints its time next to the controller's time taken when its script was
-  built, so the gather's start skew cancels out; a host is compared with the cluster median (with
+- ``os.clock``: each host prints its time next to the controller's time stamped into its script as it
+  was sent, so the gather's start skew cancels out; a host is compared with the cluster median (with
   fewer than 3 hosts, with the controller). torchrun's c10d rendezvous drops nodes whose
   heartbeat (a wall-clock time) is older than 15 s, and logs stop lining up long before: warn over
   ``warn_clock_offset_s``, fail over ``max_clock_offset_s``.
@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import re
 import statistics
-import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from preflight.batch import Probe, ProbeOutput
+from preflight.batch import SENT_AT, Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
@@ -61,11 +60,10 @@ class OsLimitsCheck(Check):
     }
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        # The controller's time now (the engine builds a host's script right before sending it) travels
-        # with the probe and comes back next to the host's time: parse stays pure and skew comparable.
-        reference = f"{time.time():.6f}"
+        # The controller's time as it sent the script (the engine stamps it in as $PF_SENT) comes back next
+        # to the host's time: the probe stays constant, parse pure, and the skew comparable.
         return [
-            Probe("clock", f"printf 'ref %s\\n' {reference}; date +%s.%N", timeout=5),
+            Probe("clock", f"printf 'ref %s\\n' \"${SENT_AT}\"; date +%s.%N", timeout=5),
             Probe("df", _DF, timeout=10),
             Probe("limits", "cat /proc/self/limits", timeout=5),
             Probe("meminfo", "cat /proc/meminfo", timeout=5),
@@ -82,7 +80,7 @@ class OsLimitsCheck(Check):
         }
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
-        params = {**self.params, **ctx.params}
+        params = ctx.params
         findings: list[Finding] = []
         for host, host_facts in facts.items():
             findings.append(_shm(host, host_facts, ctx.cluster.accelerator, int(params["min_shm_mib"])))

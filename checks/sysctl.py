@@ -115,7 +115,7 @@ class SysctlCheck(Check):
         for host, host_facts in facts.items():
             values = host_facts.get("values", {})
             for suffix, (key, param) in LIMITS.items():
-                minimum = int(ctx.params.get(param, self.params[param]))
+                minimum = int(ctx.params[param])
                 findings.append(_judge(f"sysctl.{suffix}", host, key, values.get(key), minimum))
             if isinstance(host_facts.get("ports"), dict):
                 findings.append(_judge_port_range(host, host_facts["ports"], ctx))

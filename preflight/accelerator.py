@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from preflight.ascend.hccn_tool import find_tool_snippet
 from preflight.batch import Probe, ProbeOutput, build_script, new_nonce, parse_output
-from preflight.checks.gpu import SMI_PATHS
+from preflight.checks.gpu_devices import SMI_PATHS
 from preflight.checks.npu import NPU_SMI_PATHS
 
 ACCELERATORS = ("npu", "gpu", "cpu")

@@ -165,9 +165,21 @@ def print_line(path: str) -> str:
 SUDO_CHECK = 'if [ "$(id -u)" = 0 ]; then echo root; else sudo -n true && echo sudo; fi'
 
 
-def build_script(probes: Sequence[Probe], nonce: str) -> str:
-    """Return a POSIX sh script that runs every probe in order."""
+# The controller's wall-clock time when it sent the script (epoch seconds), for probes that compare clocks.
+SENT_AT = "PF_SENT"
+
+
+def build_script(probes: Sequence[Probe], nonce: str, sent_at: float | None = None) -> str:
+    """Return a POSIX sh script that runs every probe in order.
+
+    ``sent_at``: the controller's time as it sends the script, stamped in as ``$PF_SENT`` (probes stay constant).
+
+    >>> "PF_SENT=1.500000" in build_script([], "N", sent_at=1.5)
+    True
+    """
     lines = [f"PF_M={shlex.quote('@@PF-' + nonce)}", _PRELUDE]
+    if sent_at is not None:
+        lines.insert(1, f"{SENT_AT}={sent_at:.6f}")
     for probe in probes:
         lines.append(f"pf_run {shlex.quote(probe.key)} {probe.seconds} {shlex.quote(probe.command)}")
     return "\n".join(lines) + "\n"

@@ -11,9 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from preflight.findings import Facts as Facts
 from preflight.inventory import ClusterSpec, Host
-
-Facts = dict[str, Any]
 
 
 @dataclass(frozen=True)

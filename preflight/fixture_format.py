@@ -11,47 +11,32 @@ A parse fixture is one host's outputs for one check, with the commands that prin
 
 ``context`` is what ``probes()`` is given, in a small explicit form: the host's name and Python, only
 the env variables that change a command, and the cluster. Fields left out take their defaults.
-Commands are compared after ``normalise``: a documented rule per (check ident, probe key) for a value
-that differs on every build (today only os.clock's controller time stamp), never a skipped key.
+Commands are compared exactly: ``probes()`` is pure and builds the same command every time (os.clock's
+controller time travels in the script's ``PF_SENT`` line, not in the command).
 
 >>> from preflight.checks.sysctl import SysctlCheck
 >>> context_of(SysctlCheck(), Host("n1", "n1", env={"TOKEN": "x"}), ClusterSpec(master="n1"))["host"]
 {'name': 'n1', 'python': 'python3', 'env': {}}
->>> normalise("os", "clock", "printf 'ref %s\\\\n' 1795309404.557464; date +%s.%N")
-"printf 'ref %s\\\\n' <controller time>; date +%s.%N"
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import asdict, replace
 from typing import Any
 
-from preflight.checks.base import Check
+from preflight.checks.base import Check, planned_probes
 from preflight.inventory import ClusterSpec, Host
-
-# (check ident, probe key) -> (pattern, replacement): the values a command may differ by between two builds.
-VOLATILE: Mapping[tuple[str, str], tuple[re.Pattern[str], str]] = {
-    # os.clock carries the controller's time.time() at the moment probes() ran, for the skew measurement.
-    ("os", "clock"): (re.compile(r"(printf 'ref %s\\n' )[0-9]+(?:\.[0-9]+)?"), r"\1<controller time>"),
-}
-
-
-def normalise(ident: str, key: str, command: str) -> str:
-    """``command`` with the values listed in VOLATILE for this check and key replaced by a placeholder."""
-    rule = VOLATILE.get((ident, key))
-    return rule[0].sub(rule[1], command) if rule else command
 
 
 def commands(check: Check, host: Host, cluster: ClusterSpec) -> dict[str, str]:
-    """Probe key -> command, as ``check.probes`` builds them for ``host`` in ``cluster``."""
-    return {p.key: p.command for p in check.probes(host, cluster)}
+    """Probe key -> command, as the engine plans them for ``host`` in ``cluster`` (none off the check's
+    accelerators)."""
+    return {p.key: p.command for p in planned_probes(check, host, cluster)}
 
 
 def same_commands(ident: str, one: Mapping[str, str], other: Mapping[str, str]) -> bool:
-    return one.keys() == other.keys() and all(
-        normalise(ident, key, one[key]) == normalise(ident, key, other[key]) for key in one)
+    return dict(one) == dict(other)
 
 
 def host_and_cluster(context: Mapping[str, Any]) -> tuple[Host, ClusterSpec]:

@@ -3,6 +3,9 @@
 Shared by the ports, sysctl and firewall checks and the firewall machinery (``preflight.firewall``), below
 all of them: nothing here imports the check registry.
 
+>>> parse_port_list("60000-60015,61000")
+[(60000, 60015), (61000, 61000)]
+
 >>> format_port_list(merge_ranges([(61000, 61000), (60000, 60015), (60016, 60031)]))
 '60000-60031,61000'
 """

@@ -3,8 +3,7 @@
 Each reachable host and check gives ``DIR/<check ident>/parse/<host>.json``:
 ``{source, context, commands, outputs, facts}`` (preflight.fixture_format). Copy the interesting ones
 into ``tests/fixtures/``: the parser tests pick them up, and the fixture test checks their commands are
-still what ``probes()`` builds. The commands are rebuilt here, after the run, from the same host and
-cluster: os.clock's controller time stamp is that of the rebuild (the output's ``ref`` line has the sent one).
+still what ``probes()`` builds (rebuilt here from the same host and cluster: probes() is pure).
 Secrets are masked (``redact.redact_data``), like in every other output.
 """
 

@@ -5,8 +5,8 @@
 
 Each parse fixture (tests/fixtures/<check ident>/parse/*.json, format in preflight/fixture_format.py and
 tests/fixtures/README.md) names its probes' commands and the host/cluster ``context`` they were built for.
-``--update`` rebuilds them with ``probes()`` for that context and writes the ones that changed (compared
-after ``fixture_format.normalise``), keeping everything else in the file as it is. It never touches an
+``--update`` rebuilds them with ``probes()`` for that context and writes the ones that changed, keeping
+everything else in the file as it is. It never touches an
 output: a fixture with an output for a key probes() no longer builds, or without a context, is reported
 and left for a person to re-record or fix.
 """
@@ -29,7 +29,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
 
 from preflight.checks import all_checks  # noqa: E402
 from preflight.checks.base import Check  # noqa: E402
-from preflight.fixture_format import commands, host_and_cluster, normalise  # noqa: E402
+from preflight.fixture_format import commands, host_and_cluster  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 UPDATE = "python3 tests/fixture_commands.py --update"
@@ -94,7 +94,7 @@ def problems(path: Path, fixture: Mapping[str, Any], known: Mapping[str, Check])
                          f"the fixture's context (it builds: {', '.join(today) or 'nothing'}). The output came "
                          f"from a command that no longer exists: re-record the fixture, or rename the key in "
                          f"\"outputs\" if the probe was only renamed, then run {UPDATE} {where}")
-        elif key in stored and normalise(ident, key, stored[key]) != normalise(ident, key, today[key]):
+        elif key in stored and stored[key] != today[key]:
             found.append(f"{where}: probe key {key!r} of check {ident!r}: the stored command is not what probes() "
                          f"builds today.\n{diff_hint(stored[key], today[key])}\n  If the command was changed on "
                          f"purpose, make sure the output is still what it prints, then run {UPDATE} {where}")
@@ -120,7 +120,7 @@ def update(path: Path, known: Mapping[str, Check]) -> bool:
         if key not in today:  # its probe is gone: left as it is, for a person to re-record or rename
             if key in stored:
                 new[key] = stored[key]
-        elif key in stored and normalise(check.ident, key, stored[key]) == normalise(check.ident, key, today[key]):
+        elif key in stored and stored[key] == today[key]:
             new[key] = stored[key]  # kept as stored: equal but for a documented volatile value
         else:
             new[key] = today[key]

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from preflight.checks.reachability import LISTENER, Target, connect_command, parse_listeners, parse_results
+from preflight.connect import LISTENER, Target, connect_command, parse_listeners, parse_results
 
 
 @pytest.fixture()

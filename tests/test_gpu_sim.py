@@ -16,7 +16,7 @@ from gpu_sim import healthy_state, install_into
 
 from preflight.batch import Probe, ProbeOutput, build_script, parse_output
 from preflight.checks.base import Check, Facts
-from preflight.checks.gpu import GpuDevicesCheck
+from preflight.checks.gpu_devices import GpuDevicesCheck
 from preflight.checks.gpu_fabric import GpuFabricCheck
 from preflight.inventory import ClusterSpec, Host
 

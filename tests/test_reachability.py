@@ -15,7 +15,8 @@ from netns_cluster import NetnsCluster
 
 from preflight.batch import ProbeOutput
 from preflight.checks.base import EvalContext, Facts, StepOutcome
-from preflight.checks.reachability import ReachabilityCheck, parse_listeners, parse_results
+from preflight.checks.net_reachability import ReachabilityCheck
+from preflight.connect import parse_listeners, parse_results
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Status
 

@@ -32,15 +32,15 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from preflight.allreduce.probe import TORCH_PROBE
 from preflight.batch import Probe, ProbeOutput
-from preflight.checks.allreduce import TORCH_PROBE
 from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOutcome
-from preflight.checks.net import IFACE_VARS, parse_getent
-from preflight.checks.reachability import CONNECTOR, LISTENER, LISTENER_READY
+from preflight.connect import CONNECTOR, LISTENER, LISTENER_READY
 from preflight.diagnose.judge import Judge
 from preflight.diagnose.outcomes import dryrun_results, own_addresses, parse_devices, parse_dryrun, stage_text
 from preflight.diagnose.plan import Plan, launch_findings, make_plan
 from preflight.diagnose.worker import DRYRUN
+from preflight.interfaces import IFACE_VARS, parse_getent
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 

@@ -16,11 +16,12 @@ from typing import Any
 from preflight.batch import ProbeOutput
 from preflight.checks.base import EvalContext, Facts, StepOutcome, finding
 from preflight.checks.firewall import FirewallCheck
-from preflight.checks.net import IFACE_VARS, _ClusterView
-from preflight.checks.reachability import connect_meaning, parse_listeners, parse_results
+from preflight.connect import connect_meaning, parse_listeners, parse_results
 from preflight.diagnose.outcomes import dryrun_results, loopback, own_addresses, stage_text
 from preflight.diagnose.plan import Plan
+from preflight.interfaces import IFACE_VARS
 from preflight.model import Finding, Status
+from preflight.net_view import ClusterView as _ClusterView
 
 PORT_RANGE = (1024, 65535)
 

@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime, timezone
 from types import FrameType
 
-from preflight.checks.base import ActiveCheck, Check, EvalContext, StepOutcome
+from preflight.checks.base import ActiveCheck, Check, EvalContext, StepOutcome, applies
 from preflight.engine import evaluation
 from preflight.engine.gathering import Gatherer
 from preflight.engine.options import HostGather, RunOptions, TransportFactory, ssh_transport_factory
@@ -88,7 +88,7 @@ class Engine:
             for ident, outcome in self.overlaps.finish().items():
                 self.outcomes.setdefault(ident, []).append(outcome)
             for check in self.checks:
-                if not isinstance(check, ActiveCheck):
+                if not isinstance(check, ActiveCheck) or not applies(check, self.inventory.cluster):
                     continue
                 facts = self.facts()[0].get(check.ident, {})
                 outcomes = self.outcomes.setdefault(check.ident, [])

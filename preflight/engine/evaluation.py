@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from preflight import __version__
 from preflight.batch import ProbeOutput
-from preflight.checks.base import ActiveCheck, Check, EvalContext, Facts, StepOutcome
+from preflight.checks.base import ActiveCheck, Check, EvalContext, Facts, StepOutcome, accelerator_skip
 from preflight.engine.options import HostGather
 from preflight.inventory import Inventory
 from preflight.model import Finding, HostResult, Report, Status
@@ -78,6 +78,10 @@ def evaluate(checks: Sequence[Check], inventory: Inventory, gathered: Mapping[st
     facts_by_check, problems = parsed
     findings = [f for gather in gathered.values() for f in gather.findings] + problems
     for check in checks:
+        skipped = accelerator_skip(check, inventory.cluster)
+        if skipped is not None:  # not for this cluster's accelerator: one skip, or nothing
+            findings += skipped
+            continue
         ctx = context(check, inventory, facts_by_check)
         facts = facts_by_check.get(check.ident, {})
         try:

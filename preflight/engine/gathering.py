@@ -51,7 +51,8 @@ class Gatherer:
             remaining = max(1.0, self.options.host_timeout - (time.monotonic() - start))
             sudo = [Probe(SUDO_KEY, SUDO_CHECK, 5.0)] if self.options.sudo else []
             unique, same_as = dedupe([p for _, p in planned] + [p for _, p in clients])
-            execution = transport.run_script(build_script(sudo + unique, nonce), remaining)
+            script = build_script(sudo + unique, nonce, sent_at=time.time())  # os.clock's reference
+            execution = transport.run_script(script, remaining)
             outputs = parse_output(execution.stdout, [p.key for p in sudo + unique], nonce, execution.stderr)
             outputs.update({key: outputs[first] for key, first in same_as.items()})
             self.overlaps.keep(host.name, clients, outputs)

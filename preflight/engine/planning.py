@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from preflight.batch import Probe, as_root
-from preflight.checks.base import Check
+from preflight.checks.base import Check, planned_probes
 from preflight.engine.options import RunOptions
 from preflight.inventory import ClusterSpec, Host
 
@@ -24,7 +24,7 @@ def plan(checks: Sequence[Check], host: Host, cluster: ClusterSpec, options: Run
     cap = options.command_timeout
     planned = []
     for check in checks:
-        for probe in check.probes(host, cluster):
+        for probe in planned_probes(check, host, cluster):  # none for a check off the cluster's accelerator
             timeout = min(probe.timeout, cap) if cap else probe.timeout
             command = as_root(probe.command) if options.sudo and probe.root else probe.command
             planned.append((check, Probe(f"{check.ident}/{probe.key}", command, timeout)))

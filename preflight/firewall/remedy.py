@@ -14,7 +14,8 @@ import ipaddress
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from preflight.context import EvalContext, Facts
+from preflight.context import EvalContext
+from preflight.findings import Facts
 from preflight.firewall.addresses import IPAddress, as_ip, global_addresses
 from preflight.firewall.analysis import Group
 from preflight.firewall.model import AddrIn, PortIn, Rule, all_conds

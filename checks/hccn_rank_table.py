@@ -72,6 +72,8 @@ def problems(table: Any, live: Mapping[str, Mapping[int, str | None]],
 class RankTableCheck(Check):
     family = "hccn"
     name = "hccn.rank_table"
+    accelerators = frozenset({"npu"})
+    # no not_applicable: off NPU clusters it says nothing at all (as before)
     order = 73
     needs = ("hccn.ip",)
     summary = "a rank table (RANK_TABLE_FILE or --rank-table) matches the live NPU device IPs"
@@ -79,7 +81,7 @@ class RankTableCheck(Check):
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
         path = host.env.get("RANK_TABLE_FILE")
-        if cluster.accelerator != "npu" or not path:
+        if not path:
             return []
         return [Probe("table", f"cat -- {shlex.quote(path)}", timeout=5)]
 
@@ -96,15 +98,13 @@ class RankTableCheck(Check):
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
         check = self.name
-        if ctx.cluster.accelerator != "npu":
-            return []
         live: dict[str, dict[int, str | None]] = {}
         for host, host_facts in ctx.other_facts.get("hccn.ip", {}).items():
             live[host] = {int(d["id"]): d.get("ip") for d in host_facts.get("devices") or []
                           if isinstance(d, dict) and str(d.get("id", "")).isdigit()}
         server_to_host = {h.address: h.name for h in ctx.hosts} | {h.name: h.name for h in ctx.hosts}
         tables: list[tuple[str, Any]] = []
-        given = ctx.params.get("rank_table")
+        given = ctx.params["rank_table"]
         if given:
             tables.append(("--rank-table", given))
         findings: list[Finding] = []

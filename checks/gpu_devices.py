@@ -27,32 +27,15 @@ remap fails), gpu.devices.persistence (Disabled warns), gpu.devices.processes (a
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from preflight.ascend.hccn_tool import error_text, find_tool_snippet
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
+from preflight.gpu_tools import tool_command, tool_paths
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
-
-NVIDIA_BIN = "/usr/local/nvidia/bin"
-
-
-def tool_paths(name: str) -> tuple[str, ...]:
-    """Where a tool is looked for after PATH: the container toolkit's folder, then the system's.
-
-    >>> tool_paths("ibstat")
-    ('/usr/local/nvidia/bin/ibstat', '/usr/bin/ibstat', '/usr/sbin/ibstat')
-    """
-    return (f"{NVIDIA_BIN}/{name}", f"/usr/bin/{name}", f"/usr/sbin/{name}")
-
-
-def tool_command(name: str, *args: str) -> str:
-    """Shell running ``name ARGS`` from PATH or the usual folders; exit 127 when it is nowhere."""
-    return f't=$({find_tool_snippet(name, tool_paths(name))}) || exit 127; "$t" {shlex.join(args)}'.rstrip()
-
 
 SMI_PATHS = tool_paths("nvidia-smi")
 LOOKED_AT = "PATH, " + ", ".join(SMI_PATHS)
@@ -158,13 +141,13 @@ def parse_topology(text: str) -> dict[str, Any] | None:
 class GpuDevicesCheck(Check):
     family = "gpu"
     name = "gpu.devices"
+    accelerators = frozenset({"gpu"})
+    not_applicable = "no NVIDIA GPUs to check"
     order = 56
     summary = ("NVIDIA GPUs (nvidia-smi): count = devices_per_host, one driver version, no uncorrected ECC "
                "errors or pending row remaps, persistence mode on, no process holding a GPU; topo -m recorded")
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        if cluster.accelerator != "gpu":
-            return []
         return [Probe("tool", find_tool_snippet("nvidia-smi", SMI_PATHS), timeout=5),
                 Probe("query", _QUERY, timeout=30),
                 Probe("apps", tool_command("nvidia-smi", f"--query-compute-apps={APPS_FIELDS}",
@@ -196,9 +179,6 @@ class GpuDevicesCheck(Check):
         return facts
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
-        if ctx.cluster.accelerator != "gpu":
-            return [finding("gpu.devices", None, Status.SKIP, f"gpu.devices: not a gpu cluster (accelerator: "
-                            f"{ctx.cluster.accelerator}): no NVIDIA GPUs to check")]
         findings: list[Finding] = []
         usable = {host: f for host, f in facts.items() if f.get("tool") and not f.get("error")}
         drivers = {host: str(f["driver"]) for host, f in usable.items() if f.get("driver")}

@@ -1,0 +1,35 @@
+"""Small pieces every evaluator uses (re-exported by preflight.checks.base): facts, the finding shorthand, majority.
+
+They live outside the checks package so that the shared helpers under preflight/ can use them without
+importing the checks (whose package discovers every check module on import).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from preflight.model import Finding, Status
+
+Facts = dict[str, Any]
+
+
+def majority(values: Mapping[str, Any]) -> tuple[Any, bool]:
+    """The most common value and whether it is a strict majority.
+
+    >>> majority({"a": "1", "b": "1", "c": "2"})
+    ('1', True)
+    >>> majority({"a": "1", "b": "2"})[1]
+    False
+    """
+    counts = Counter(values.values()).most_common()
+    if not counts:
+        return None, False
+    top, count = counts[0]
+    return top, count * 2 > len(values)
+
+
+def finding(check: str, host: str | None, status: Status, message: str, **extra: Any) -> Finding:
+    """Shorthand that keeps evaluators readable."""
+    return Finding(check=check, host=host, status=status, message=message, **extra)

@@ -1,0 +1,80 @@
+"""net.reachability's connector, run on a node as ``python -S -c SOURCE timeout retry name=address:port ...``.
+
+Every target at once with non-blocking connects and one select loop (no threads). "refused" is retried
+every 0.2 s for ``retry`` seconds (the listener may still be starting); a name is resolved with getaddrinfo
+and its first address is used. Prints one JSON line: the result per target.
+"""
+import _socket
+import errno
+import select
+import sys
+import time
+
+from preflight.node.json_writer import js  # JSON_WRITER: this line is replaced by js() itself when shipped
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+timeout, retry = float(sys.argv[1]), float(sys.argv[2])
+NAMES = {errno.EHOSTUNREACH: "unreachable", errno.ENETUNREACH: "unreachable", errno.ECONNREFUSED: "refused",
+         errno.ETIMEDOUT: "timeout"}
+jobs = []  # type: list[dict[str, Any]]
+for spec in sys.argv[3:]:
+    name, _, rest = spec.partition("=")
+    address, _, port = rest.rpartition(":")
+    jobs.append({"name": name, "address": address.strip("[]"), "port": int(port), "start": time.time(),
+                 "sock": None, "at": 0.0, "again": 0.0, "result": None})
+def finish(job, result):  # type: (dict[str, Any], str) -> None
+    if job["sock"] is not None:
+        job["sock"].close()
+        job["sock"] = None
+    if result == "refused" and time.time() - job["start"] <= retry:
+        job["again"] = time.time() + 0.2
+        return
+    job["result"] = result
+    job["ms"] = round((time.time() - job["start"]) * 1000, 1)
+def resolve(address, port):  # type: (str, int) -> tuple[int, int, int, Any]
+    # A literal address needs no getaddrinfo (glibc's costs ~8 ms even for one: NSS and gai.conf).
+    for family, sockaddr in ((_socket.AF_INET, (address, port)), (_socket.AF_INET6, (address, port, 0, 0))):  # type: int, Any
+        try:
+            _socket.inet_pton(family, address)
+            return family, _socket.SOCK_STREAM, 0, sockaddr
+        except OSError:
+            pass
+    family, kind, proto, _, sockaddr = _socket.getaddrinfo(address, port, 0, _socket.SOCK_STREAM)[0]  # type: ignore[assignment]
+    return family, kind, proto, sockaddr
+def attempt(job):  # type: (dict[str, Any]) -> None
+    try:
+        family, kind, proto, sockaddr = resolve(job["address"], job["port"])
+        job["sock"] = _socket.socket(family, kind, proto)
+        job["sock"].setblocking(False)
+        job["at"] = time.time()
+        code = job["sock"].connect_ex(sockaddr)
+    except OSError as exc:
+        finish(job, errno.errorcode.get(exc.errno or 0, str(exc)))
+        return
+    if code not in (0, errno.EINPROGRESS, errno.EAGAIN):
+        finish(job, NAMES.get(code, errno.errorcode.get(code, str(code))))
+    elif code == 0:
+        finish(job, "ok")
+while True:
+    open_jobs = [j for j in jobs if j["result"] is None]
+    if not open_jobs:
+        break
+    now = time.time()
+    for job in open_jobs:
+        if job["sock"] is None and now >= job["again"]:
+            attempt(job)
+    live = [j for j in open_jobs if j["sock"] is not None]
+    waits = [j["at"] + timeout - now for j in live] + [j["again"] - now for j in open_jobs if j["sock"] is None]
+    _, writable, _ = select.select(  # type: ignore[assignment]
+        [], [j["sock"] for j in live], [], max(0.0, min(waits + [0.2])))
+    now = time.time()
+    for job in live:
+        if job["sock"] in writable:
+            code = job["sock"].getsockopt(_socket.SOL_SOCKET, _socket.SO_ERROR)
+            finish(job, "ok" if code == 0 else NAMES.get(code, errno.errorcode.get(code, str(code))))
+        elif now >= job["at"] + timeout:
+            finish(job, "timeout")
+print(js({"results": [{"target": j["name"], "address": j["address"], "port": j["port"], "result": j["result"],
+                       "ms": j["ms"]} for j in jobs]}))
