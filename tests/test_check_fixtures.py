@@ -7,6 +7,8 @@ parse fixtures:    tests/fixtures/<check ident>/parse/*.json
                    context: tests/fixture_commands.py --update rewrites them after a deliberate change)
 evaluate fixtures: tests/fixtures/<check ident>/evaluate/*.json
                    {cluster, params, facts_by_host, findings: [{check, host, status}], env?, other_facts?}
+                   or, instead of (or with) findings, no_fail_or_warn: [finding id, ...]: each id is found
+                   on every host and none of its findings is fail or warn (real outputs of healthy machines)
 """
 
 from __future__ import annotations
@@ -30,9 +32,21 @@ FIXTURES = Path(__file__).parent / "fixtures"
 CHECKS = {c.ident: c for c in all_checks()}  # fixture folders are named by check ident
 
 
+# Evaluate fixtures of real healthy outputs that today's checks judge wrongly (issue 18): they assert the
+# correct verdict and xfail (strict) until the check is fixed; then the xfail fails and its entry goes.
+KNOWN_WRONG: dict[str, str] = {
+    "hccn.link/evaluate/real_net_health_init_mindcluster_doc.json":
+        "`net health status: Init` is judged a failure; it is healthy (the NPU exporter treats it so; issue 18)",
+}
+
+
 def _cases(kind: str) -> list[Any]:
-    return [pytest.param(path, id=f"{path.parts[-3]}/{path.stem}")
-            for path in sorted(FIXTURES.glob(f"*/{kind}/*.json"))]
+    cases = []
+    for path in sorted(FIXTURES.glob(f"*/{kind}/*.json")):
+        why = KNOWN_WRONG.get(path.relative_to(FIXTURES).as_posix())
+        marks = [pytest.mark.xfail(reason=why, strict=True)] if why else []
+        cases.append(pytest.param(path, id=f"{path.parts[-3]}/{path.stem}", marks=marks))
+    return cases
 
 
 def _check(path: Path) -> Check:
@@ -86,9 +100,17 @@ def test_evaluate_fixture(path: Path) -> None:
     ctx = EvalContext(cluster, hosts, {**check.params, **fixture.get("params", {})},
                       fixture.get("other_facts", {}))  # optional: other checks' facts, by check ident
     findings = check.evaluate(fixture["facts_by_host"], ctx)
-    got = sorted((f.check, f.host or "", f.status.value) for f in findings)
-    want = sorted((f["check"], f["host"] or "", f["status"]) for f in fixture["findings"])
-    assert got == want
+    assert "findings" in fixture or fixture.get("no_fail_or_warn"), "an evaluate fixture must assert something"
+    if "findings" in fixture:
+        got = sorted((f.check, f.host or "", f.status.value) for f in findings)
+        want = sorted((f["check"], f["host"] or "", f["status"]) for f in fixture["findings"])
+        assert got == want
+    for ident in fixture.get("no_fail_or_warn", []):
+        for host in fixture["facts_by_host"]:
+            mine = [f for f in findings if f.check == ident and f.host == host]
+            assert mine, f"no {ident} finding for {host}"
+            bad = [f"{f.status.value}: {f.message}" for f in mine if f.status.value in ("fail", "warn")]
+            assert not bad, bad
     for f in findings:
         assert f.message.startswith(f.check), "messages start with the check's id"
         if f.status.value in ("fail", "error"):
