@@ -14,6 +14,8 @@ State schema (``driver/tools/sim_state.json``)::
                   "tls": 0, "optical": true,
                   "lldp": {"chassis_mac": "aa:bb:cc:00:00:01", "port": "400GE1/1/20:2", "system": "leaf-1"},
                   "processes": [{"pid": 4242, "name": "python3", "memory_mb": 3000}],
+                  "unsupported": ["-tls"],  # ops answering "The command is not supported on this product."
+                                            # (stdout, exit 13: the product lacks the feature)
                   "error": null}],          # null | "busy" | "not_supported" | "not_exist": every hccn_tool call
                                             # on this device fails with that real error text and exit status
      "reachable": ["192.168.1.11"]}         # device IPs that answer `hccn_tool -i N -ping -g address IP`

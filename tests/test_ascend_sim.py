@@ -95,13 +95,27 @@ def test_hccn_tool_ping(tools: Path) -> None:
     (("-i", "9", "-ip", "-g"), "Get invalid device id.", 4),
     (("-i", "x", "-link", "-g"), "Get invalid device id.", 4),
     (("-i", "2", "-ip", "-g"), "hccn_tool is busy, please try again.", None),
-    (("-i", "3", "-lldp", "-g"), "The command is not supported on this product.", None),
     (("-i", "4", "-link", "-g"), "The device is not exist!", None),
 ])
 def test_hccn_tool_errors(tools: Path, args: tuple[str, ...], text: str, status: int | None) -> None:
     proc = sim(tools, "hccn_tool", *args)
     assert proc.stdout == "" and proc.stderr.splitlines() == [text]
     assert proc.returncode != 0 and (status is None or proc.returncode == status)
+
+
+def test_hccn_tool_not_supported_is_stdout_exit_13(tools: Path, tmp_path: Path) -> None:
+    """As the driver prints it (shared/reference/ascend.md): info level, stdout, exit status 13 (0x300d)."""
+    whole = sim(tools, "hccn_tool", "-i", "3", "-lldp", "-g")  # "error": "not_supported": every op
+    assert (whole.returncode, whole.stdout, whole.stderr) == (13, "The command is not supported on this product.\n", "")
+    state = healthy_state("910B3", ["192.168.1.10"])
+    state["devices"][0]["unsupported"] = ["-tls", "-optical", "-mtu"]
+    (tmp_path / "partial").mkdir()
+    folder = put(tmp_path / "partial", state)
+    for op in ("-tls", "-optical", "-mtu"):
+        proc = sim(folder, "hccn_tool", "-i", "0", op, "-g")
+        assert (proc.returncode, proc.stdout, proc.stderr) == (13, "The command is not supported on this product.\n",
+                                                               ""), op
+    assert sim(folder, "hccn_tool", "-i", "0", "-link", "-g").stdout == "link status: UP\n"
 
 
 def test_hccn_tool_usage(tools: Path) -> None:
