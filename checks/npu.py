@@ -275,7 +275,7 @@ def _judge_chip(host: str, host_facts: Facts, chips: Mapping[str, str]) -> Findi
                        expected="one chip type", remedy="npu-smi info  # compare the Name column")
     if chip is None:
         return finding(check, host, Status.SKIP, f"{check}: no NPU on {host} to compare")
-    generation = chip_generation(chip)
+    generation = host_facts.get("generation") or chip_generation(chip)
     if chip != top or not strict and len(set(chips.values())) > 1:
         others = ", ".join(f"{h}: {c}" for h, c in sorted(chips.items()) if c != chip) or "none"
         return finding(check, host, Status.FAIL,

@@ -7,13 +7,17 @@ as tests/ascend_sim.install does on a node.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ascend_sim import SIM_DIR, TOOLS, healthy_state
+from ascend_sim import SIM_DIR, TOOLS, a3_state, healthy_state
+
+FIXTURE_A3 = (Path(__file__).resolve().parent / "fixtures" / "npu" / "parse"
+              / "real_a3_ascend910_16chips_idle_vllm_ascend_960.json")
 
 
 def put(folder: Path, state: dict[str, Any] | None) -> Path:
@@ -165,3 +169,19 @@ def test_npu_smi_list_and_errors(tools: Path, tmp_path: Path) -> None:
     unloaded = sim(tools, "npu-smi", "info")
     assert unloaded.returncode != 0 and unloaded.stdout == "dcmi module initialize failed. ret is -8005\n"
     assert sim(tools, "hccn_tool", "-i", "0", "-ip", "-g").stderr == "The device is not exist!\n"
+
+
+def test_npu_smi_a3_prints_the_real_a3_table(tmp_path: Path) -> None:
+    """The A3 table line for line as vllm-ascend #960 shows it, digits aside (values are the simulator's own)."""
+    state = a3_state([f"10.20.{p % 2}.{10 + p // 2}" for p in range(16)])
+    folder = put(tmp_path, state)
+    real = json.loads((FIXTURE_A3).read_text())["outputs"]["info"]["stdout"]
+    printed = sim(folder, "npu-smi", "info").stdout
+    assert re.sub(r"\d", "0", printed) == re.sub(r"\d", "0", real)
+    listing = sim(folder, "npu-smi", "info", "-l").stdout.splitlines()
+    assert listing[0] == "\tTotal Count                    : 8"
+    assert listing.count("\tChip Count                     : 2") == 8
+    state["devices"][3]["processes"] = [{"pid": 3328327, "name": "", "memory_mb": 50119}]
+    (folder / "sim_state.json").write_text(json.dumps(state))
+    busy = sim(folder, "npu-smi", "info").stdout.splitlines()
+    assert "| 1       1                 | 3328327       |                          | 50119                   |" in busy

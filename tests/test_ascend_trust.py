@@ -69,6 +69,7 @@ def test_healthy_a3_node_passes_npu_with_devices_per_host_16() -> None:
     assert set(statuses(findings, "npu.").values()) == {"pass"}, [f.message for f in findings]
     count = next(f for f in findings if f.check == "npu.count")
     assert "16 chips on 8 NPUs" in count.message
+    assert next(f for f in findings if f.check == "npu.chip").message == "npu.chip: n1 has Ascend910 NPUs (A3)"
 
 
 def test_a3_devices_per_host_8_names_the_chip_count() -> None:
