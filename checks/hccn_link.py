@@ -4,9 +4,13 @@ Per device N (0..devices_per_host-1) one batched script runs ``hccn_tool -i N -l
 ``-lldp -g``, ``-tls -g``, ``-optical -g`` and ``-mtu -g`` (devices in parallel, each call under ``timeout``).
 ``hccn_tool`` is looked up on PATH and in ``/usr/local/Ascend/driver/tools`` (often not on PATH).
 
-Rules: link UP; net_health Success; an LLDP neighbour seen (warn when not: see ``LLDP_WHY``); TLS switch the
-same on every device of the cluster (both ends of a link must agree); optical module present; MTU the same
-on every device of the cluster. The cluster majority decides TLS and MTU; without one every device fails.
+Rules: link UP; net_health Success or Init (MindCluster's npu-exporter counts both as healthy; ``Detect
+ip set``, no netdetect address configured, warns with the command that sets one); an LLDP neighbour seen
+(warn when not: see ``LLDP_WHY``); TLS switch the same on every device of the cluster (both ends of a
+link must agree); optical module present; MTU the same on every device of the cluster. The cluster
+majority decides TLS and MTU; without one every device fails.
+``The command is not supported on this product.`` (stdout, exit status 13: the product lacks the feature, e.g.
+-tls/-optical/-mtu) is a ``skip`` for that op on that host, recorded in the device's ``unsupported`` list.
 
 >>> parse_link_device({"link": ("link status: DOWN", 0)}, ["link"])["link"]
 'DOWN'
@@ -67,8 +71,19 @@ _VALUE = {
 }
 
 
+NOT_SUPPORTED = "the command is not supported on this product"
+HEALTHY = ("Success", "Init")  # net_health values MindCluster's npu-exporter counts as healthy
+NO_DETECT_IP = "Detect ip set"
+
+
 def parse_link_device(outputs: Mapping[str, tuple[str, int | None]], ops: Sequence[str] = OPS) -> dict[str, Any]:
-    """One device's facts: a value per op (None when unknown) and ``errors``: op -> why it is unknown."""
+    """One device's facts: a value per op (None when unknown) and ``errors``: op -> why it is unknown.
+
+    ``unsupported`` (present only when some op answered so) lists the ops the product does not support.
+
+    >>> parse_link_device({"tls": ("The command is not supported on this product.", 13)}, ["tls"])
+    {'tls': None, 'unsupported': ['tls'], 'errors': {}}
+    """
     device: dict[str, Any] = {op: None for op in ops}
     errors: dict[str, str] = {}
     for op in ops:
@@ -77,7 +92,9 @@ def parse_link_device(outputs: Mapping[str, tuple[str, int | None]], ops: Sequen
             continue
         out, rc = outputs[op]
         why = call_error(out, rc)
-        if why is not None:
+        if NOT_SUPPORTED in out.lower():
+            device.setdefault("unsupported", []).append(op)  # the product lacks the feature: nothing to judge
+        elif why is not None:
             errors[op] = why
         elif op == "lldp":
             device["lldp"] = _lldp(out)
@@ -176,8 +193,15 @@ class HccnLinkCheck(Check):
                            ("optical", "optical"), ("mtu", "mtu")):
             check = f"{self.name}.{suffix}"
             bad: list[Finding] = []
+            lacking = sorted(int(d) for d, device in devices.items() if op in (device.get("unsupported") or []))
+            if lacking:
+                out.append(finding(check, host, Status.SKIP, f"{check}: `hccn_tool -i N -{op} -g` on {host} answers "
+                                   f"'The command is not supported on this product.' ({_devices_text(lacking)}): "
+                                   "the product lacks the feature, nothing to check", observed="not supported"))
             for dev, device in devices.items():
                 n = int(dev)
+                if int(dev) in lacking:
+                    continue
                 error = (device.get("errors") or {}).get(op)
                 if error is not None:
                     bad.append(finding(check, host, Status.ERROR, f"{check}: device {n}: could not read "
@@ -189,7 +213,7 @@ class HccnLinkCheck(Check):
                     bad.append(problem)
             if bad:
                 out += bad
-            elif devices:
+            elif len(lacking) < len(devices):
                 text = _pass_text(op, devices, tls_major, mtu_major)
                 out.append(finding(check, host, Status.PASS, f"{check}: {text}"))
         return out
@@ -209,7 +233,13 @@ def _judge_op(check: str, host: str, n: int, op: str, value: Any, tls_major: tup
                        "module or switch port down)", observed=str(value), expected="UP", device=n,
                        remedy=f"hccn_tool -i {n} -link_stat -g; hccn_tool -i {n} -optical -g  # then check the cable "
                               "and the switch port")
-    if op == "net_health" and value != "Success":
+    if op == "net_health" and value == NO_DETECT_IP:
+        return finding(check, host, Status.WARN, f"{check}: device {n} net health is '{value}': "
+                       f"{NET_HEALTH[NO_DETECT_IP]} (not a link failure: hccn.link.up judges the link)",
+                       observed=str(value), expected="Success (a netdetect address set)", device=n,
+                       remedy=f"hccn_tool -i {n} -netdetect -s address <ip>  # the switch gateway or a peer device "
+                              f"IP in the device's segment; then hccn_tool -i {n} -net_health -g")
+    if op == "net_health" and value not in HEALTHY:
         meaning = NET_HEALTH.get(str(value), "an unknown health value")
         return finding(check, host, Status.FAIL, f"{check}: device {n} net health is '{value}': {meaning}",
                        observed=str(value), expected="Success", device=n,
@@ -248,7 +278,9 @@ def _pass_text(op: str, devices: Mapping[str, Mapping[str, Any]], tls_major: tup
     if op == "link":
         return f"{ids}: link UP"
     if op == "net_health":
-        return f"{ids}: net health Success"
+        values = sorted({str(d.get("net_health")) for d in devices.values() if d.get("net_health")})
+        return f"{ids}: net health {' / '.join(values) or 'Success'}" + (
+            " (Init: detection not finished yet, healthy as the NPU exporter counts it)" if "Init" in values else "")
     if op == "lldp":
         seen = sorted({f"{d['lldp'].get('system')} {d['lldp'].get('port')}" for d in devices.values() if d.get("lldp")})
         return f"{ids}: LLDP neighbour seen ({'; '.join(seen)})"

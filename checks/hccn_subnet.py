@@ -3,12 +3,18 @@
 Atlas training series (910A, 8 NPUs a server): devices 0/4, 1/5, 2/6 and 3/7 share a segment, 0-3 are
 in four different segments and so are 4-7, and the devices in the same position on every server are
 in the same segment. Atlas A2 (910B): all devices of a node in one segment, and the nodes share it (or
-are routed to each other: a warning). A violation names the devices and hosts and shows the plan:
+are routed to each other: a warning); a node whose devices sit in per-plane segments, each device with a
+gateway inside its own segment, is routed by design: a warning to verify reachability, not a failure.
+Atlas A3 (two chips per NPU, each its own device): the two chips of one NPU in different segments
+(MindCluster Ascend Deployer's IP planning: in one segment ``hccn_tool`` ping between them fails); no
+published layout says more, so nothing else is judged on A3 (uniqueness, netmask and gateway are hccn.ip's).
+The chips of each NPU come from the npu check's facts (Phy-IDs per NPU), else Phy-ID 2k/2k+1.
+A violation names the devices and hosts and shows the plan:
 ascend-deployer's address for every device, derived from device 0's address (910A: ip[i] =
 a.b.(c+i).d, ip[i+4] = a.b.(c+i).(d+1); A2: consecutive addresses in device 0's segment), with the
 ``hccn_tool -i N -ip -s`` commands for the devices that differ from it.
 
-The device IPs come from hccn.ip's facts, the chip generation ("A2" / "910A") from the npu check's.
+The device IPs come from hccn.ip's facts, the chip generation ("A3" / "A2" / "910A") from the npu check's.
 
 >>> plan_910a("192.168.0.10", range(8))[5]
 '192.168.1.11'
@@ -22,12 +28,12 @@ import ipaddress
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from preflight.ascend.device_ip import Network, network, set_ip_command, usable_devices
+from preflight.ascend.device_ip import Network, address, network, set_ip_command, usable_devices
 from preflight.checks.base import DerivedCheck, EvalContext, Facts, finding
 from preflight.model import Finding, Status
 
 CHECK = "hccn.subnet"
-GENERATIONS = ("910A", "A2")
+GENERATIONS = ("910A", "A2", "A3")
 
 Layout = dict[int, tuple[str, str, Network]]  # device id -> (ip, netmask, segment)
 
@@ -108,7 +114,8 @@ class HccnSubnetCheck(DerivedCheck):
     not_applicable = "no device IPs to check"
     order = 61
     summary = ("NPU device-IP segment layout for the chip generation (910A: 0/4, 1/5, 2/6, 3/7 paired, same "
-               "position across servers; A2: one segment a node), with the address plan")
+               "position across servers; A2: one segment a node, or routed planes; A3: the two chips of an NPU "
+               "in different segments), with the address plan")
     needs = ("hccn.ip", "npu")
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
@@ -117,12 +124,13 @@ class HccnSubnetCheck(DerivedCheck):
         findings: list[Finding] = []
         layouts: dict[str, dict[str, Layout]] = {gen: {} for gen in GENERATIONS}
         ids: dict[str, list[int]] = {}
+        routed: set[str] = set()
         for host in sorted(facts):
             generation = (npu_facts.get(host) or {}).get("generation")
             host_ip = ip_facts.get(host) or {}
             layout = _layout(host_ip)
             if generation not in GENERATIONS:
-                why = ("npu-smi showed no 910A / Atlas A2 chip" if host in npu_facts else
+                why = ("npu-smi showed no 910A / Atlas A2 / A3 chip" if host in npu_facts else
                        "the npu check's facts (npu-smi) are missing for this host")
                 findings.append(finding(CHECK, host, Status.SKIP, f"{CHECK}: chip generation unknown on {host} "
                                         f"({why}): the segment rules depend on it"))
@@ -132,12 +140,14 @@ class HccnSubnetCheck(DerivedCheck):
             else:
                 layouts[generation][host] = layout
                 ids[host] = _all_ids(host_ip) or sorted(layout)
+                if _routed(host_ip):
+                    routed.add(host)
         findings += _judge_910a(layouts["910A"], ids)
-        findings += _judge_a2(layouts["A2"], ids)
-        judged = set(layouts["910A"]) | set(layouts["A2"])
+        findings += _judge_a2(layouts["A2"], ids, routed)
+        findings += _judge_a3(layouts["A3"], npu_facts)
         flagged = {f.host for f in findings}
-        for host in sorted(judged - flagged):
-            generation = "910A" if host in layouts["910A"] else "A2"
+        for host in sorted(set().union(*layouts.values()) - flagged):
+            generation = next(gen for gen in GENERATIONS if host in layouts[gen])
             layout = layouts[generation][host]
             segments = ", ".join(f"{d}:{layout[d][2]}" for d in sorted(layout))
             findings.append(finding(CHECK, host, Status.PASS, f"{CHECK}: {generation} layout as required: {segments}",
@@ -220,11 +230,31 @@ def _plan_for_910a(layout: Layout, majority: Mapping[int, tuple[Network, bool]])
     return {}, ""
 
 
-def _judge_a2(layouts: Mapping[str, Layout], ids: Mapping[str, list[int]]) -> list[Finding]:
+def _routed(host_ip: Facts) -> bool:
+    """Whether every readable device has a gateway inside its own segment (routed planes, not one flat segment)."""
+    devices = usable_devices(host_ip)
+    for device in devices:
+        seg, gateway = network(device["ip"], device["netmask"]), address(device.get("gateway"))
+        if seg is None or gateway is None or gateway not in seg:
+            return False
+    return bool(devices)
+
+
+def _judge_a2(layouts: Mapping[str, Layout], ids: Mapping[str, list[int]], routed: set[str]) -> list[Finding]:
     findings: list[Finding] = []
     node_segment: dict[str, Network] = {}
     for host in sorted(layouts):
         layout = layouts[host]
+        segments = sorted({v[2] for v in layout.values()}, key=str)
+        if host in routed and len(segments) > 1:
+            findings.append(finding(
+                CHECK, host, Status.WARN, f"{CHECK}: {host}: devices in {len(segments)} segments "
+                f"({_fmt(layout, sorted(layout))}), each device with a gateway inside its own segment: routed "
+                "planes rather than one A2 segment; HCCL works only if every device reaches its peers through the "
+                "gateways (A2)", observed=_fmt(layout, sorted(layout)),
+                expected="one segment a node, or routes between the planes",
+                remedy="preflight run --checks hccn.reachability  # pings each device's peers with hccn_tool -ping"))
+            continue
         counts = Counter(layout[d][2] for d in sorted(layout))
         best = max(counts.values())
         segment = next(layout[d][2] for d in sorted(layout) if counts[layout[d][2]] == best)
@@ -263,3 +293,37 @@ def _judge_a2(layouts: Mapping[str, Layout], ids: Mapping[str, list[int]]) -> li
                        f"the devices into {common}"))
     return findings
 
+
+
+def _npu_chips(npu_host: Facts, layout: Layout) -> dict[int, list[int]]:
+    """NPU id -> its chips' device ids (Phy-IDs from npu-smi; else Phy-ID 2k and 2k+1 for NPU k)."""
+    chips: dict[int, list[int]] = {}
+    devices = npu_host.get("devices")
+    for device in devices if isinstance(devices, list) else []:
+        if isinstance(device, dict) and isinstance(device.get("id"), int) and isinstance(device.get("phy_id"), int):
+            chips.setdefault(device["id"], []).append(device["phy_id"])
+    if not chips:
+        for dev in sorted(layout):
+            chips.setdefault(dev // 2, []).append(dev)
+    return {npu: sorted(devs) for npu, devs in sorted(chips.items())}
+
+
+def _judge_a3(layouts: Mapping[str, Layout], npu_facts: Mapping[str, Facts]) -> list[Finding]:
+    """Atlas A3: the two chips of one NPU must be in different segments (nothing more is published)."""
+    findings: list[Finding] = []
+    for host in sorted(layouts):
+        layout = layouts[host]
+        for npu, chips in _npu_chips(npu_facts.get(host) or {}, layout).items():
+            seen = [dev for dev in chips if dev in layout]
+            for first, dev in zip(seen, seen[1:], strict=False):
+                seg = layout[dev][2]
+                if layout[first][2] != seg:
+                    continue
+                netmask = layout[dev][1]
+                findings.append(finding(
+                    CHECK, host, Status.FAIL, f"{CHECK}: {host}: NPU {npu}'s chips {_fmt(layout, (first, dev))} "
+                    f"share segment {seg}: on Atlas A3 the two chips of one NPU must be in different segments "
+                    "(hccn_tool ping between them fails otherwise) (A3)", device=dev, peer_device=first,
+                    observed=_fmt(layout, seen), expected=f"device {dev} in a segment other than {seg}",
+                    remedy=f"hccn_tool -i {dev} -ip -s address <address outside {seg}> netmask {netmask}"))
+    return findings

@@ -3,13 +3,24 @@
 HCCL needs every rank's device present and healthy, the same chip generation on every server, and
 no process still holding a device (the previous job's leftover makes the next HCCL init fail with
 EJ0001). ``npu-smi`` is looked up on PATH, in /usr/local/sbin, /usr/local/bin and the driver's
-tools folder. The parsed chip generation ("A2" for 910B* / A2*, "910A" for other 910* chips) is in
-the facts for the hccn checks (``ctx.other_facts["npu"][host]["generation"]``).
+tools folder. The parsed chip generation is in the facts for the hccn checks
+(``ctx.other_facts["npu"][host]["generation"]``): "A3" by the table's shape (a ``Phy-ID`` column or two
+chip rows under one NPU, as Atlas A3 prints ``Ascend910``), else "A2" for 910B* / A2*, "910A" for other
+910* chips (``generation``).
+
+Atlas A3: each NPU holds two chips, each its own device (what torch and HCCL count, one rank each), so
+``devices_per_host`` counts chips there (16 on an 8-NPU A3 server) and npu.count compares it with the
+chip rows; ``npu-smi info -l`` ``Total Count`` counts the NPUs (8). Device entries of a table with a
+Phy-ID column carry ``chip_index`` (0/1 within the NPU) and ``phy_id`` (the device id hccn_tool takes).
 
 Finding ids: npu.smi (npu-smi present and readable), npu.count, npu.chip, npu.health, npu.processes.
 
 >>> chip_generation("910B3"), chip_generation("Ascend910B4"), chip_generation("910ProB"), chip_generation("310P3")
 ('A2', 'A2', '910A', None)
+>>> generation("Ascend910", [{"id": 0, "chip_index": 0, "phy_id": 0}, {"id": 0, "chip_index": 1, "phy_id": 1}])
+'A3'
+>>> generation("910ProB", [{"id": 0}, {"id": 1}])
+'910A'
 >>> parse_info("| 0     910B3               | OK            | 94.3        53                0    / 0             |\\n"
 ...            "| 0                         | 0000:C1:00.0  | 0           0    / 0          4487 / 65536         |\\n")
 ... # doctest: +NORMALIZE_WHITESPACE
@@ -38,8 +49,9 @@ HEALTH_OK = "OK"
 HEALTH_WARN = ("WARNING",)  # anything else that is not OK (Alarm, Critical, UNKNOWN, ...) is a failure
 
 _DEVICE_ROW = re.compile(r"^\|\s*(\d+)\s+([^|]*?)\s*\|\s*([A-Za-z][A-Za-z ]*?)\s*\|")
-_CHIP_ROW = re.compile(r"^\|\s*(\d+)(?:\s+\d+)?\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*\|")
+_CHIP_ROW = re.compile(r"^\|\s*(\d+)(?:\s+(\d+))?\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*\|")
 _PROCESS_ROW = re.compile(r"^\|\s*(\d+)\s+(\d+)\s*\|\s*(\d+)\s*\|\s*([^|]*?)\s*\|\s*(\d+)\s*\|")
+_PHY_HEADER = re.compile(r"^\|\s*Chip\s+Phy-ID\s*\|", re.I)
 _NO_PROCESS = re.compile(r"No running processes found in NPU\s+(\d+)", re.I)
 
 
@@ -54,14 +66,33 @@ def chip_generation(chip: str | None) -> str | None:
     return None
 
 
+def generation(chip: str | None, devices: list[dict[str, Any]]) -> str | None:
+    """The chip generation of a host: "A3" by the table's shape, else by the chip name (``chip_generation``).
+
+    A3 prints ``Ascend910`` (a name 910A servers never print with a Phy-ID column) with a Phy-ID column and two
+    chip rows per NPU; an A2 name (910B*, A2*) with a Phy-ID column but one chip per NPU stays A2.
+    """
+    per_npu = Counter(d.get("id") for d in devices)
+    two_chips = any(count > 1 for count in per_npu.values())
+    phy_column = any("phy_id" in d for d in devices)
+    by_name = chip_generation(chip)
+    if two_chips and by_name is not None or phy_column and by_name == "910A":
+        return "A3"
+    return by_name
+
+
 def parse_info(text: str) -> dict[str, Any]:
     """``npu-smi info`` box tables -> {devices: [{id, chip, health, bus_id}], processes, process_table}."""
     devices: list[dict[str, Any]] = []
     processes: list[dict[str, Any]] = []
     in_processes = False
+    phy_column = False
     for raw in text.splitlines():
         line = raw.strip()
         if not line.startswith("|"):
+            continue
+        if _PHY_HEADER.match(line):
+            phy_column = True
             continue
         if "Process id" in line or "Process name" in line:
             in_processes = True
@@ -75,7 +106,10 @@ def parse_info(text: str) -> dict[str, Any]:
         chip = _CHIP_ROW.match(line)
         if chip:
             if devices and devices[-1]["bus_id"] is None:
-                devices[-1]["bus_id"] = chip[2]
+                devices[-1]["bus_id"] = chip[3]
+                if phy_column:  # A3: "| Chip  Phy-ID |" -> the chip's index in its NPU and its physical id
+                    devices[-1]["chip_index"] = int(chip[1])
+                    devices[-1]["phy_id"] = int(chip[2]) if chip[2] is not None else None
             continue
         row = _DEVICE_ROW.match(line)
         if row and row[2] and not row[2].isdecimal():
@@ -139,7 +173,7 @@ class NpuCheck(Check):
         chips = Counter(d["chip"] for d in facts["devices"])
         if chips:
             facts["chip"] = chips.most_common(1)[0][0]
-            facts["generation"] = chip_generation(facts["chip"])
+            facts["generation"] = generation(facts["chip"], facts["devices"])
         return facts
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
@@ -176,6 +210,8 @@ def _smi_problem(host: str, host_facts: Facts) -> Finding:
 
 def _judge_count(host: str, host_facts: Facts, wanted: int) -> Finding:
     check = "npu.count"
+    if host_facts.get("generation") == "A3":
+        return _judge_a3_count(host, host_facts, wanted)
     ids = sorted(d["id"] for d in host_facts["devices"])
     total = host_facts.get("total_count")
     observed = f"{len(ids)} in npu-smi info (ids {', '.join(map(str, ids)) or 'none'})"
@@ -195,6 +231,38 @@ def _judge_count(host: str, host_facts: Facts, wanted: int) -> Finding:
                    expected=expected)
 
 
+def _judge_a3_count(host: str, host_facts: Facts, wanted: int) -> Finding:
+    """Atlas A3: devices_per_host counts chips (one rank each); ``Total Count`` of npu-smi info -l counts NPUs."""
+    check = "npu.count"
+    devices = host_facts["devices"]
+    npus = sorted({d["id"] for d in devices})
+    chips = len(devices)
+    total = host_facts.get("total_count")
+    phys = sorted(d["phy_id"] for d in devices if isinstance(d.get("phy_id"), int))
+    observed = f"{chips} chips on {len(npus)} NPUs in npu-smi info (Phy-ID {', '.join(map(str, phys)) or 'none'})"
+    if total is not None:
+        observed += f"; npu-smi info -l Total Count {total}"
+    expected = f"{wanted} chips (devices_per_host counts chips on Atlas A3)"
+    remedy = ("npu-smi info -l; lspci | grep -i -E 'd80[0-9]|accelerator'; dmesg | grep -i davinci | tail  # find "
+              "the lost chip, or fix devices_per_host in hosts.yaml")
+    if chips != wanted and len(npus) == wanted and chips == 2 * wanted:
+        return finding(check, host, Status.FAIL,
+                       f"{check}: {host} is an Atlas A3 server with {chips} chips on {len(npus)} NPUs, "
+                       f"devices_per_host is {wanted}: on A3 devices_per_host counts chips (each chip is one device "
+                       "and one rank for torch and HCCL), so half the chips would get no rank and the hccn checks "
+                       "would skip them", observed=observed, expected=expected,
+                       remedy=f"set cluster.devices_per_host: {chips} in hosts.yaml")
+    if chips != wanted or (total is not None and total != len(npus)):
+        missing = sorted(set(range(wanted)) - set(phys)) if phys else []
+        detail = f"; missing Phy-IDs: {', '.join(map(str, missing))}" if missing and chips < wanted else ""
+        return finding(check, host, Status.FAIL,
+                       f"{check}: {host} has {chips} chips on {len(npus)} NPUs (Atlas A3), devices_per_host is "
+                       f"{wanted}{detail}: a rank would have no device (or devices_per_host is wrong)",
+                       observed=observed, expected=expected, remedy=remedy)
+    return finding(check, host, Status.PASS, f"{check}: {host} has {chips} chips on {len(npus)} NPUs (Atlas A3)",
+                   observed=observed, expected=expected)
+
+
 def _judge_chip(host: str, host_facts: Facts, chips: Mapping[str, str]) -> Finding:
     check = "npu.chip"
     names = sorted({d["chip"] for d in host_facts["devices"]})
@@ -207,7 +275,7 @@ def _judge_chip(host: str, host_facts: Facts, chips: Mapping[str, str]) -> Findi
                        expected="one chip type", remedy="npu-smi info  # compare the Name column")
     if chip is None:
         return finding(check, host, Status.SKIP, f"{check}: no NPU on {host} to compare")
-    generation = chip_generation(chip)
+    generation = host_facts.get("generation") or chip_generation(chip)
     if chip != top or not strict and len(set(chips.values())) > 1:
         others = ", ".join(f"{h}: {c}" for h, c in sorted(chips.items()) if c != chip) or "none"
         return finding(check, host, Status.FAIL,
@@ -217,9 +285,9 @@ def _judge_chip(host: str, host_facts: Facts, chips: Mapping[str, str]) -> Findi
                        remedy="npu-smi info  # run the job on servers of one chip type (hosts.yaml)")
     if generation is None:
         return finding(check, host, Status.WARN,
-                       f"{check}: {host} has {chip} NPUs: not a training chip preflight knows (910A / Atlas A2); "
+                       f"{check}: {host} has {chip} NPUs: not a training chip preflight knows (910A / Atlas A2 / A3); "
                        "the device-IP rules cannot be checked for it", observed=chip,
-                       expected="910* (Atlas training series) or 910B* / A2* (Atlas A2)",
+                       expected="910* (Atlas training series), 910B* / A2* (Atlas A2) or Ascend910 with Phy-IDs (A3)",
                        remedy="npu-smi info  # check the Name column")
     return finding(check, host, Status.PASS, f"{check}: {host} has {chip} NPUs ({generation})", observed=chip)
 
@@ -246,7 +314,9 @@ def _judge_processes(host: str, host_facts: Facts) -> Finding:
     check = "npu.processes"
     procs = host_facts.get("processes") or []
     if procs:
-        listing = "; ".join(f"pid {p['pid']} ({p['name']}, {p['memory_mb']} MB) on device {p['npu']}" for p in procs)
+        a3 = host_facts.get("generation") == "A3"
+        listing = "; ".join(f"pid {p['pid']} ({p['name']}, {p['memory_mb']} MB) on "
+                            + (f"NPU {p['npu']} chip {p['chip']}" if a3 else f"device {p['npu']}") for p in procs)
         pids = " ".join(str(p) for p in sorted({p["pid"] for p in procs}))
         devices = sorted({p["npu"] for p in procs})
         return finding(check, host, Status.FAIL,

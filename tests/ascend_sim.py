@@ -14,10 +14,14 @@ State schema (``driver/tools/sim_state.json``)::
                   "tls": 0, "optical": true,
                   "lldp": {"chassis_mac": "aa:bb:cc:00:00:01", "port": "400GE1/1/20:2", "system": "leaf-1"},
                   "processes": [{"pid": 4242, "name": "python3", "memory_mb": 3000}],
+                  "unsupported": ["-tls"],  # ops answering "The command is not supported on this product."
+                                            # (stdout, exit 13: the product lacks the feature)
                   "error": null}],          # null | "busy" | "not_supported" | "not_exist": every hccn_tool call
                                             # on this device fails with that real error text and exit status
      "reachable": ["192.168.1.11"]}         # device IPs that answer `hccn_tool -i N -ping -g address IP`
 
+``"a3": true`` makes ``npu-smi`` print the Atlas A3 table (``Ascend910``, a Phy-ID column, two chip rows per
+NPU: device ``id`` is the Phy-ID, NPU = id // 2; ``a3_state``).
 Optional device key ``"netdetect"`` (default ``0.0.0.0``, printed by ``-netdetect -g``). Without a readable
 state file ``npu-smi`` fails like a node whose driver is not loaded (``dcmi module initialize failed``) and
 ``hccn_tool`` answers ``The device is not exist!``. A ping answers only from a device with an IP and link UP.
@@ -54,6 +58,16 @@ def healthy_state(chip: str, ips: list[str], netmask: str = "255.255.255.0") -> 
          "lldp": {"chassis_mac": f"aa:bb:cc:00:00:{i:02x}", "port": f"400GE1/1/{i + 1}:1", "system": "leaf-1"},
          "processes": [], "error": None} for i, ip in enumerate(ips)]
     return {"chip": chip, "devices": devices, "reachable": []}
+
+
+def a3_state(ips: list[str], netmask: str = "255.255.255.0") -> dict[str, Any]:
+    """A healthy Atlas A3 node: one device per chip (Phy-ID = list position), npu-smi in the A3 format.
+
+    >>> state = a3_state([f"10.20.{p % 2}.{10 + p // 2}" for p in range(16)])
+    >>> state["a3"], state["chip"], len(state["devices"])
+    (True, 'Ascend910', 16)
+    """
+    return {**healthy_state("Ascend910", ips, netmask), "a3": True}
 
 
 def install(cluster: NetnsCluster, node: Node | str, state: dict[str, Any]) -> None:

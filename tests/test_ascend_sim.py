@@ -7,13 +7,17 @@ as tests/ascend_sim.install does on a node.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ascend_sim import SIM_DIR, TOOLS, healthy_state
+from ascend_sim import SIM_DIR, TOOLS, a3_state, healthy_state
+
+FIXTURE_A3 = (Path(__file__).resolve().parent / "fixtures" / "npu" / "parse"
+              / "real_a3_ascend910_16chips_idle_vllm_ascend_960.json")
 
 
 def put(folder: Path, state: dict[str, Any] | None) -> Path:
@@ -95,13 +99,27 @@ def test_hccn_tool_ping(tools: Path) -> None:
     (("-i", "9", "-ip", "-g"), "Get invalid device id.", 4),
     (("-i", "x", "-link", "-g"), "Get invalid device id.", 4),
     (("-i", "2", "-ip", "-g"), "hccn_tool is busy, please try again.", None),
-    (("-i", "3", "-lldp", "-g"), "The command is not supported on this product.", None),
     (("-i", "4", "-link", "-g"), "The device is not exist!", None),
 ])
 def test_hccn_tool_errors(tools: Path, args: tuple[str, ...], text: str, status: int | None) -> None:
     proc = sim(tools, "hccn_tool", *args)
     assert proc.stdout == "" and proc.stderr.splitlines() == [text]
     assert proc.returncode != 0 and (status is None or proc.returncode == status)
+
+
+def test_hccn_tool_not_supported_is_stdout_exit_13(tools: Path, tmp_path: Path) -> None:
+    """As the driver prints it (shared/reference/ascend.md): info level, stdout, exit status 13 (0x300d)."""
+    whole = sim(tools, "hccn_tool", "-i", "3", "-lldp", "-g")  # "error": "not_supported": every op
+    assert (whole.returncode, whole.stdout, whole.stderr) == (13, "The command is not supported on this product.\n", "")
+    state = healthy_state("910B3", ["192.168.1.10"])
+    state["devices"][0]["unsupported"] = ["-tls", "-optical", "-mtu"]
+    (tmp_path / "partial").mkdir()
+    folder = put(tmp_path / "partial", state)
+    for op in ("-tls", "-optical", "-mtu"):
+        proc = sim(folder, "hccn_tool", "-i", "0", op, "-g")
+        assert (proc.returncode, proc.stdout, proc.stderr) == (13, "The command is not supported on this product.\n",
+                                                               ""), op
+    assert sim(folder, "hccn_tool", "-i", "0", "-link", "-g").stdout == "link status: UP\n"
 
 
 def test_hccn_tool_usage(tools: Path) -> None:
@@ -151,3 +169,19 @@ def test_npu_smi_list_and_errors(tools: Path, tmp_path: Path) -> None:
     unloaded = sim(tools, "npu-smi", "info")
     assert unloaded.returncode != 0 and unloaded.stdout == "dcmi module initialize failed. ret is -8005\n"
     assert sim(tools, "hccn_tool", "-i", "0", "-ip", "-g").stderr == "The device is not exist!\n"
+
+
+def test_npu_smi_a3_prints_the_real_a3_table(tmp_path: Path) -> None:
+    """The A3 table line for line as vllm-ascend #960 shows it, digits aside (values are the simulator's own)."""
+    state = a3_state([f"10.20.{p % 2}.{10 + p // 2}" for p in range(16)])
+    folder = put(tmp_path, state)
+    real = json.loads((FIXTURE_A3).read_text())["outputs"]["info"]["stdout"]
+    printed = sim(folder, "npu-smi", "info").stdout
+    assert re.sub(r"\d", "0", printed) == re.sub(r"\d", "0", real)
+    listing = sim(folder, "npu-smi", "info", "-l").stdout.splitlines()
+    assert listing[0] == "\tTotal Count                    : 8"
+    assert listing.count("\tChip Count                     : 2") == 8
+    state["devices"][3]["processes"] = [{"pid": 3328327, "name": "", "memory_mb": 50119}]
+    (folder / "sim_state.json").write_text(json.dumps(state))
+    busy = sim(folder, "npu-smi", "info").stdout.splitlines()
+    assert "| 1       1                 | 3328327       |                          | 50119                   |" in busy

@@ -130,3 +130,25 @@ def test_tool_missing_and_busy_device(cluster: NetnsCluster, tmp_path: Path) -> 
     missing = next(f for f in findings if f["host"] == "node2")
     assert "/usr/local/Ascend/driver/tools/hccn_tool" in missing["message"]
     assert passed(findings) == all_passes({(f"hccn.link.{s}", "node2") for s in SUBS})
+
+
+def test_init_passes_detect_ip_set_warns_unsupported_ops_skip(cluster: NetnsCluster, tmp_path: Path) -> None:
+    """Issue 18: Init is healthy; Detect ip set is a missing netdetect address; 'not supported' is a skip."""
+    def change(s: dict[str, Any]) -> None:
+        s["devices"][0]["net_health"] = "Init"
+        s["devices"][1]["net_health"] = "Detect ip set"
+        for device in s["devices"]:
+            device["unsupported"] = ["-tls", "-optical", "-mtu"]
+
+    code, findings = broken(cluster, tmp_path, 2, change)
+    assert code == 0, problems(findings)
+    assert problems(findings) == [("hccn.link.mtu", "node2", "skip", None),
+                                  ("hccn.link.net_health", "node2", "warn", 1),
+                                  ("hccn.link.optical", "node2", "skip", None),
+                                  ("hccn.link.tls", "node2", "skip", None)]
+    warn = next(f for f in findings if f["status"] == "warn")
+    assert "hccn_tool -i 1 -netdetect -s address" in warn["remedy"]
+    skip = next(f for f in findings if f["check"] == "hccn.link.tls" and f["host"] == "node2")
+    assert "not supported on this product" in skip["message"]
+    assert passed(findings) == all_passes({("hccn.link.net_health", "node2"), ("hccn.link.tls", "node2"),
+                                           ("hccn.link.optical", "node2"), ("hccn.link.mtu", "node2")})
