@@ -34,10 +34,7 @@ CHECKS = {c.ident: c for c in all_checks()}  # fixture folders are named by chec
 
 # Evaluate fixtures of real healthy outputs that today's checks judge wrongly (issue 18): they assert the
 # correct verdict and xfail (strict) until the check is fixed; then the xfail fails and its entry goes.
-KNOWN_WRONG: dict[str, str] = {
-    "hccn.link/evaluate/real_net_health_init_mindcluster_doc.json":
-        "`net health status: Init` is judged a failure; it is healthy (the NPU exporter treats it so; issue 18)",
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 
 def _cases(kind: str) -> list[Any]:
