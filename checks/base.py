@@ -45,6 +45,9 @@ class Check(abc.ABC):
     not_applicable: ClassVar[str | None] = None
     # The skip finding's id when it is not ``ident`` (e.g. "npu.devices" for the family-wide npu check).
     skip_id: ClassVar[str | None] = None
+    # True: the engine adds the output ``RECEIVED`` (preflight.batch) to this check's outputs: the controller's
+    # time when the host's script output came back (with $PF_SENT, its send time, it brackets the host's run).
+    stamped: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Off its ``accelerators``, whoever calls a check gets ``accelerator_skip`` from evaluate/judge, no steps."""

@@ -31,6 +31,7 @@ from preflight.connect import (
     Target,
     connect_command,
     connect_meaning,
+    connector_seconds,
     parse_listeners,
     parse_results,
 )
@@ -210,8 +211,9 @@ CONNECT_RETRY_S = 2.0  # a refused connect is retried this long (a listener may 
 
 
 def _connect_seconds(ctx: EvalContext) -> float:
-    """How long one client may spend on a target: its connect timeout plus the retries."""
-    return float(ctx.params["connect_timeout"]) + CONNECT_RETRY_S
+    """How long one client may spend on a target: its connects (a timed-out one is tried again, longer) and
+    the refused retries."""
+    return connector_seconds(float(ctx.params["connect_timeout"]), CONNECT_RETRY_S)
 
 
 def _connector(host: Host, targets: Sequence[Target], ctx: EvalContext) -> Probe:

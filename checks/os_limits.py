@@ -6,11 +6,15 @@
   DataLoader workers use it); less than that *free* warns (segments left by a crashed job).
 - ``os.memlock``: RDMA (InfiniBand/RoCE) pins buffers; NCCL's docs ask for ``--ulimit memlock=-1``.
   Warns on gpu/npu below ``min_memlock_mib`` (-1: unlimited required); skipped on cpu.
-- ``os.clock``: each host prints its time next to the controller's time stamped into its script as it
-  was sent, so the gather's start skew cancels out; a host is compared with the cluster median (with
-  fewer than 3 hosts, with the controller). torchrun's c10d rendezvous drops nodes whose
-  heartbeat (a wall-clock time) is older than 15 s, and logs stop lining up long before: warn over
-  ``warn_clock_offset_s``, fail over ``max_clock_offset_s``.
+- ``os.clock``: NTP style. The engine stamps the controller's time into each host's script as it sends it
+  ($PF_SENT) and notes its time when the output comes back (``pf.received``); the host's ``date`` lies
+  between the two when the clocks agree, so its offset lies in [time - received, time - sent], however long
+  the script waited to run on a loaded host. Only the part of that interval beyond the threshold counts:
+  a host warns when even the interval's nearest point is over ``warn_clock_offset_s`` off, and fails over
+  ``max_clock_offset_s``. The reference is the controller; when most hosts (3 or more) agree with each
+  other but not with the controller (whose own clock is off), it is the interval they share. torchrun's
+  c10d rendezvous drops nodes whose heartbeat (a wall-clock time) is older than 15 s, and logs stop lining
+  up long before.
 - ``os.memory``: MemAvailable below ``min_mem_available_mib`` fails, below
   ``warn_mem_available_pct`` % of MemTotal warns (often processes left by an earlier job).
 - ``os.disk``: free space on / and /tmp (probe scratch files, compile caches, logs): below
@@ -25,11 +29,10 @@
 from __future__ import annotations
 
 import re
-import statistics
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from preflight.batch import SENT_AT, Probe, ProbeOutput
+from preflight.batch import RECEIVED, SENT_AT, Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
@@ -47,6 +50,7 @@ MIB = 1024 * 1024
 class OsLimitsCheck(Check):
     family = "os"
     order = 5  # first in the batch: the clock is read before slower probes could delay it on one host
+    stamped = True  # the engine adds the controller's receive time (RECEIVED) to the outputs
     summary = "/dev/shm size, memlock limit for RDMA, clock offset between hosts, free memory and disk"
     params: ClassVar[Mapping[str, Any]] = {
         "min_shm_mib": 1024,
@@ -73,7 +77,7 @@ class OsLimitsCheck(Check):
         empty = ProbeOutput("", "not run", None)
         limits = parse_limits(outputs.get("limits", empty).stdout)
         return {
-            "clock": parse_clock(outputs.get("clock", empty).stdout),
+            "clock": parse_clock(outputs.get("clock", empty).stdout, outputs.get(RECEIVED, empty).stdout),
             "disks": parse_df_sections(outputs.get("df", empty).stdout),
             "memlock": limits,
             "memory": parse_meminfo(outputs.get("meminfo", empty).stdout),
@@ -104,20 +108,31 @@ def _number(text: str) -> float | None:
     return float(match.group(0))
 
 
-def parse_clock(text: str) -> dict[str, float | None]:
-    """The controller's reference time and the host's time (``date +%s.%N``), both in epoch seconds.
+def parse_clock(text: str, received: str = "") -> dict[str, Any]:
+    """The controller's send time (``ref``), the host's time (``date +%s.%N``) and the controller's receive
+    time, in epoch seconds, and the interval the host's offset lies in: [time - received, time - sent].
 
-    >>> parse_clock("ref 100.5\\n103.25\\n")
-    {'ref': 100.5, 'time': 103.25, 'offset_s': 2.75}
+    >>> parse_clock("ref 100.5\\n103.25\\n", "104.0\\n")
+    {'sent': 100.5, 'time': 103.25, 'received': 104.0, 'offset_s': [-0.75, 2.75]}
+    >>> parse_clock("ref 100.5\\n103.25\\n")["offset_s"] is None  # no receive time: no interval
+    True
+    >>> parse_clock("ref 100.5\\n103.N\\n", "104.0\\n")["offset_s"]  # busybox: no sub-seconds, 1 s wider
+    [-1.0, 3.5]
     """
-    ref = host_time = None
+    sent = host_time = None
+    whole = 0.0  # a date without sub-seconds (busybox prints "%s.N") is up to 1 s behind the time it read
     for line in text.splitlines():
         if line.startswith("ref "):
-            ref = _number(line[4:])
+            sent = _number(line[4:])
         elif line.strip() and host_time is None:
             host_time = _number(line)
-    offset = round(host_time - ref, 3) if ref is not None and host_time is not None else None
-    return {"ref": ref, "time": host_time, "offset_s": offset}
+            whole = 0.0 if re.match(r"^\d+\.\d", line.strip()) else 1.0
+    back = _number(received.strip().splitlines()[0]) if received.strip() else None
+    offset = None
+    if sent is not None and host_time is not None and back is not None:
+        low, high = sorted((host_time - back, host_time + whole - sent))  # sorted: the controller's clock stepped
+        offset = [round(low, 3) + 0.0, round(high, 3) + 0.0]  # + 0.0 turns -0.0 into 0.0
+    return {"sent": sent, "time": host_time, "received": back, "offset_s": offset}
 
 
 def parse_df(text: str) -> dict[str, Any] | None:
@@ -316,35 +331,74 @@ def _disk(host: str, facts: Facts, warn_gib: float, min_gib: float) -> Finding:
                    expected=f">= {warn_gib:g} GiB free")
 
 
+Interval = tuple[float, float]
+
+
+def consensus(intervals: Mapping[str, Interval]) -> tuple[Interval, int]:
+    """The span covered by the most intervals (Marzullo's algorithm) and how many cover it.
+
+    >>> consensus({"a": (-1.0, 0.5), "b": (0.0, 2.0), "c": (0.2, 0.3), "d": (5.0, 6.0)})
+    ((0.2, 0.3), 3)
+    """
+    edges = sorted([(low, 0) for low, _ in intervals.values()] + [(high, 1) for _, high in intervals.values()])
+    best, count, span = 0, 0, (0.0, 0.0)
+    for i, (at, kind) in enumerate(edges):
+        count += 1 if kind == 0 else -1
+        if kind == 0 and count > best:
+            best, span = count, (at, edges[i + 1][0])
+    return span, best
+
+
+def distance(interval: Interval, reference: Interval) -> float:
+    """Signed gap between an offset interval and the reference: 0 when they overlap.
+
+    >>> distance((2.5, 4.0), (0.0, 0.0)), distance((-6.0, -3.0), (-1.0, 1.0)), distance((-3.0, 1.0), (0.0, 0.0))
+    (2.5, -2.0, 0.0)
+    """
+    if interval[0] > reference[1]:
+        return interval[0] - reference[1]
+    if interval[1] < reference[0]:
+        return interval[1] - reference[0]
+    return 0.0
+
+
 def _clock(facts: Mapping[str, Facts], warn_s: float, max_s: float) -> list[Finding]:
     check = "os.clock"
     findings: list[Finding] = []
-    offsets: dict[str, float] = {}
+    intervals: dict[str, Interval] = {}
     for host, host_facts in facts.items():
-        offset = (host_facts.get("clock") or {}).get("offset_s")
-        if isinstance(offset, (int, float)):
-            offsets[host] = float(offset)
-        else:
+        clock = host_facts.get("clock") or {}
+        offset = clock.get("offset_s")
+        if isinstance(offset, list) and len(offset) == 2 and all(isinstance(v, (int, float)) for v in offset):
+            intervals[host] = (float(offset[0]), float(offset[1]))
+        elif clock.get("time") is None:
             findings.append(finding(check, host, Status.ERROR, f"{check}: could not read the host's time"))
-    if len(offsets) >= 3:
-        reference, against = statistics.median(offsets.values()), "the cluster median"
-    else:
-        reference, against = 0.0, "the controller"
+        else:
+            findings.append(finding(check, host, Status.ERROR, f"{check}: no controller send/receive time for "
+                                    f"{host}: its offset cannot be bracketed"))
+    reference, against = (0.0, 0.0), "the controller"
+    if len(intervals) >= 3:
+        span, agreeing = consensus(intervals)
+        if 2 * agreeing > len(intervals) and distance(span, (0.0, 0.0)) != 0.0:
+            reference, against = span, f"the other hosts ({agreeing} of {len(intervals)} agree; the controller's " \
+                                       f"clock is {-distance(span, (0.0, 0.0)):+.1f} s off them)"
     remedy = "chronyc makestep  # and keep time synced: systemctl enable --now chronyd (or timedatectl set-ntp true)"
-    for host, offset in offsets.items():
-        skew = round(offset - reference, 1) + 0.0  # + 0.0 turns -0.0 into 0.0
-        observed = f"{skew:+.1f} s"
+    for host, (low, high) in intervals.items():
+        skew = round(distance((low, high), reference), 1) + 0.0  # + 0.0 turns -0.0 into 0.0
+        observed = (f"{skew:+.1f} s (offset {low:+.3f}..{high:+.3f} s against the controller, "
+                    f"round trip {high - low:.3f} s)")
         if abs(skew) > max_s:
             findings.append(finding(
                 check, host, Status.FAIL,
-                f"{check}: {host}'s clock is {observed} off {against}, over {max_s:g} s: torchrun's rendezvous "
-                "drops nodes whose heartbeat looks older than 15 s, TLS rejects certificates, logs do not line up",
-                observed=observed, expected=f"within {max_s:g} s", remedy=remedy))
+                f"{check}: {host}'s clock is at least {abs(skew):.1f} s off {against}, over {max_s:g} s: torchrun's "
+                "rendezvous drops nodes whose heartbeat looks older than 15 s, TLS rejects certificates, logs do "
+                "not line up", observed=observed, expected=f"within {max_s:g} s", remedy=remedy))
         elif abs(skew) > warn_s:
             findings.append(finding(
                 check, host, Status.WARN,
-                f"{check}: {host}'s clock is {observed} off {against}, over {warn_s:g} s: logs of different hosts "
-                "do not line up", observed=observed, expected=f"within {warn_s:g} s", remedy=remedy))
+                f"{check}: {host}'s clock is at least {abs(skew):.1f} s off {against}, over {warn_s:g} s: logs of "
+                "different hosts do not line up", observed=observed, expected=f"within {warn_s:g} s",
+                remedy=remedy))
         else:
             findings.append(finding(check, host, Status.PASS, f"{check}: {observed} from {against}",
                                     observed=observed, expected=f"within {warn_s:g} s"))

@@ -167,6 +167,19 @@ SUDO_CHECK = 'if [ "$(id -u)" = 0 ]; then echo root; else sudo -n true && echo s
 
 # The controller's wall-clock time when it sent the script (epoch seconds), for probes that compare clocks.
 SENT_AT = "PF_SENT"
+# The output key under which the engine hands a ``stamped`` check the controller's wall-clock time when the
+# host's script output came back (stdout: epoch seconds): no command prints it, the engine adds it.
+RECEIVED = "pf.received"
+RECEIVED_COMMAND = "# added by the engine: the controller's time when the host's output came back"
+
+
+def received_output(received_at: float) -> ProbeOutput:
+    """The engine-added output that carries the controller's receive time.
+
+    >>> received_output(1700000000.25).stdout
+    '1700000000.250000\\n'
+    """
+    return ProbeOutput(f"{received_at:.6f}\n")
 
 
 def build_script(probes: Sequence[Probe], nonce: str, sent_at: float | None = None) -> str:

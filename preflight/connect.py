@@ -27,8 +27,10 @@ CONNECTOR = source("connector")
 
 # One target (beyond all_pairs_max_hosts every CPU/GPU host only connects to the master): bash's
 # /dev/tcp under timeout(1), ~3 ms a host instead of ~15 ms for the python connector, with the same
-# JSON line and the same words (ok, refused, timeout, unreachable; else unresolved or error).
-# Where bash or timeout is missing, the python connector runs instead.
+# JSON line and the same words (ok, refused, unreachable; else unresolved or error). When timeout(1)
+# ends it, that says nothing about the connect (bash itself may not have started in time on a loaded
+# host): the python connector then runs, which times the connect call itself and retries it, and only
+# it reports "timeout". Where bash or timeout is missing, the python connector runs instead.
 _BASH_CONNECT = r"""i=0
 while :; do
   e=$(LC_ALL=C timeout {timeout} bash -c 'exec 3<>"/dev/tcp/$0/$1"' {address} {port} 2>&1); rc=$?
@@ -44,8 +46,19 @@ while :; do
   i=$((i + 1))
   sleep 0.2
 done
-printf '{{"results": [{{"target": %s, "address": %s, "port": {port}, "result": "%s"}}]}}\n' {name} {address_json} "$r"
 """
+_BASH_RESULT = ('''printf '{{"results": [{{"target": %s, "address": %s, "port": {port}, "result": "%s", '''
+                '''"tries": %s}}]}}\\n' {name} {address_json} "$r" "$((i + 1))"''')
+
+
+def connector_seconds(timeout: float, retry: float) -> float:
+    """The longest a connect probe runs: bash's attempt, then the python connector's refused retries and
+    its two connects (``timeout``, then twice that).
+
+    >>> connector_seconds(3.0, 2.0)
+    14.0
+    """
+    return timeout + retry + 3 * timeout
 
 
 @dataclass(frozen=True)
@@ -72,10 +85,11 @@ def connect_command(python: str, timeout: float, retry: float, targets: Sequence
         return fallback
     [target] = targets
     fast = _BASH_CONNECT.format(timeout=timeout, address=shlex.quote(target.address), port=target.port,
-                                tries=max(0, int(retry / 0.2)), name=shlex.quote(json.dumps(target.host)),
-                                address_json=shlex.quote(json.dumps(target.address)))
-    return ("if command -v bash >/dev/null 2>&1 && command -v timeout >/dev/null 2>&1; then\n"
-            f"{fast}else exec {fallback}\nfi")
+                                tries=max(0, int(retry / 0.2)))
+    result = _BASH_RESULT.format(port=target.port, name=shlex.quote(json.dumps(target.host)),
+                                 address_json=shlex.quote(json.dumps(target.address)))
+    return ("r=\nif command -v bash >/dev/null 2>&1 && command -v timeout >/dev/null 2>&1; then\n"
+            f"{fast}fi\nif [ -n \"$r\" ] && [ \"$r\" != timeout ]; then\n  {result}\nelse exec {fallback}\nfi")
 
 
 def last_json_list(text: str, key: str) -> list[dict[str, Any]]:
@@ -103,7 +117,8 @@ def parse_listeners(text: str) -> list[dict[str, Any]]:
 def connect_meaning(result: str) -> str:
     """What a connector's result says about the path, e.g. ``timeout`` -> packets dropped (DROP rule)."""
     if "timeout" in result:
-        return "packets dropped: a firewall DROP rule or a black-holed route"
+        return ("packets dropped: no answer to a connect, nor to a second one with twice the timeout: a firewall "
+                "DROP rule or a black-holed route")
     if "refused" in result:
         return "actively refused: a firewall REJECT rule, or nothing listening"
     if "unreachable" in result:

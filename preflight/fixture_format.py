@@ -12,7 +12,8 @@ A parse fixture is one host's outputs for one check, with the commands that prin
 ``context`` is what ``probes()`` is given, in a small explicit form: the host's name and Python, only
 the env variables that change a command, and the cluster. Fields left out take their defaults.
 Commands are compared exactly: ``probes()`` is pure and builds the same command every time (os.clock's
-controller time travels in the script's ``PF_SENT`` line, not in the command).
+controller time travels in the script's ``PF_SENT`` line, not in the command). A ``stamped`` check's
+outputs also hold ``pf.received``, the controller's receive time the engine adds; its "command" says so.
 
 >>> from preflight.checks.sysctl import SysctlCheck
 >>> context_of(SysctlCheck(), Host("n1", "n1", env={"TOKEN": "x"}), ClusterSpec(master="n1"))["host"]
@@ -25,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, replace
 from typing import Any
 
+from preflight.batch import RECEIVED, RECEIVED_COMMAND
 from preflight.checks.base import Check, planned_probes
 from preflight.inventory import ClusterSpec, Host
 
@@ -32,7 +34,10 @@ from preflight.inventory import ClusterSpec, Host
 def commands(check: Check, host: Host, cluster: ClusterSpec) -> dict[str, str]:
     """Probe key -> command, as the engine plans them for ``host`` in ``cluster`` (none off the check's
     accelerators)."""
-    return {p.key: p.command for p in planned_probes(check, host, cluster)}
+    found = {p.key: p.command for p in planned_probes(check, host, cluster)}
+    if check.stamped and found:  # the engine adds the controller's receive time as one more output
+        found[RECEIVED] = RECEIVED_COMMAND
+    return found
 
 
 def same_commands(ident: str, one: Mapping[str, str], other: Mapping[str, str]) -> bool:

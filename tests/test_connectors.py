@@ -7,11 +7,13 @@ python connector. Both must print the same JSON and the same result words.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -55,14 +57,15 @@ def test_one_target_open_and_refused(ports: tuple[int, int], with_bash: bool) ->
     assert refused["result"] == "refused" and refused["address"] == "127.0.0.1"
 
 
-def test_refused_is_retried_until_the_listener_is_up() -> None:
+@pytest.mark.parametrize("with_bash", [True, False], ids=["bash", "python"])
+def test_refused_is_retried_until_the_listener_is_up(with_bash: bool) -> None:
     late = socket.socket()
     late.bind(("127.0.0.1", 0))
     port = late.getsockname()[1]
     timer = threading.Timer(0.5, late.listen)
     timer.start()
     try:
-        [result] = connect([f"late=127.0.0.1:{port}"], retry=2.0)
+        [result] = connect([f"late=127.0.0.1:{port}"], with_bash=with_bash, retry=2.0)
     finally:
         timer.join()
         late.close()
@@ -111,3 +114,35 @@ def test_listener_ends_as_soon_as_nobody_reads_its_output() -> None:
     again = socket.socket()
     again.bind(("127.0.0.1", port))  # free again
     again.close()
+
+
+def test_timeout_around_the_connect_is_not_a_timeout_of_the_connect(ports: tuple[int, int], tmp_path: Path) -> None:
+    """timeout(1) ending bash (a loaded node that did not start bash in time) says nothing about the connect:
+    the python connector then times the connect itself, and the port is open."""
+    open_port, _ = ports
+    shim = tmp_path / "timeout"
+    shim.write_text("#!/bin/sh\nexit 124\n")  # as if bash had not connected within the timeout
+    shim.chmod(0o755)
+    command = connect_command(sys.executable, 2.0, 0.4, [Target("a", "127.0.0.1", open_port, "master port")])
+    env = {"PATH": f"{tmp_path}:{os.environ['PATH']}"}
+    proc = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, timeout=30, env=env)
+    [result] = parse_results(proc.stdout)
+    assert result["result"] == "ok" and result["tries"] == 1, proc.stdout + proc.stderr
+
+
+def test_a_connect_that_times_out_is_tried_again_before_it_is_reported() -> None:
+    """A listener whose accept queue is full drops SYNs (as a DROP rule does): two connects, then "timeout"."""
+    full = socket.socket()
+    full.bind(("127.0.0.1", 0))
+    full.listen(0)
+    port = full.getsockname()[1]
+    queued = socket.create_connection(("127.0.0.1", port), timeout=5)  # fills the queue: nobody accepts
+    try:
+        command = connect_command(sys.executable, 0.3, 0.0, [Target("a", "127.0.0.1", port, "master port"),
+                                                              Target("b", "127.0.0.1", port, "master port")])
+        proc = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, timeout=30)
+    finally:
+        queued.close()
+        full.close()
+    results = parse_results(proc.stdout)
+    assert [(r["result"], r["tries"]) for r in results] == [("timeout", 2), ("timeout", 2)], proc.stdout

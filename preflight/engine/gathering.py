@@ -10,7 +10,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from preflight.batch import SUDO_CHECK, Probe, build_script, new_nonce, parse_output
+from preflight.batch import RECEIVED, SUDO_CHECK, Probe, build_script, new_nonce, parse_output, received_output
 from preflight.checks.base import Check
 from preflight.engine.host_findings import connected, timed_out, unreachable
 from preflight.engine.host_findings import sudo as sudo_finding
@@ -53,6 +53,7 @@ class Gatherer:
             unique, same_as = dedupe([p for _, p in planned] + [p for _, p in clients])
             script = build_script(sudo + unique, nonce, sent_at=time.time())  # os.clock's reference
             execution = transport.run_script(script, remaining)
+            received = time.time()  # with sent_at, brackets every clock the host read (stamped checks)
             outputs = parse_output(execution.stdout, [p.key for p in sudo + unique], nonce, execution.stderr)
             outputs.update({key: outputs[first] for key, first in same_as.items()})
             self.overlaps.keep(host.name, clients, outputs)
@@ -74,6 +75,9 @@ class Gatherer:
                             outputs={check.ident: {} for check in self.checks})
         for check, probe in planned:
             gather.outputs.setdefault(check.ident, {})[probe.key.split("/", 1)[1]] = outputs[probe.key]
+        for check in self.checks:
+            if check.stamped and gather.outputs[check.ident]:
+                gather.outputs[check.ident][RECEIVED] = received_output(received)
         if execution.timed_out:
             unfinished = sorted({c.ident for c, p in planned if outputs[p.key].exit_status is None})
             gather.findings.append(timed_out(host, self.options.host_timeout, seconds, unfinished))
