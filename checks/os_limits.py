@@ -46,6 +46,7 @@ MIB = 1024 * 1024
 
 class OsLimitsCheck(Check):
     family = "os"
+    ids = ("os.shm", "os.memlock", "os.memory", "os.disk", "os.clock")
     order = 5  # first in the batch: the clock is read before slower probes could delay it on one host
     summary = "/dev/shm size, memlock limit for RDMA, clock offset between hosts, free memory and disk"
     params: ClassVar[Mapping[str, Any]] = {

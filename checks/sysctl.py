@@ -94,6 +94,7 @@ def parse_values(text: str, keys: list[str]) -> dict[str, str | None]:
 
 class SysctlCheck(Check):
     family = "sysctl"
+    ids = ("sysctl.somaxconn", "sysctl.tcp_max_syn_backlog", "sysctl.port_range")
     order = 20
     summary = ("net.core.somaxconn and net.ipv4.tcp_max_syn_backlog large enough for a big rendezvous; "
                "job ports outside the ephemeral range or reserved")

@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from preflight.app import RunRequest, UsageError, prepare, select_checks
+from preflight.app import RunRequest, UsageError, known_items, prepare, select_checks
+from preflight.checks import all_checks
+from preflight.checks.base import finding_ids
+from preflight.explain.catalog import CATALOG
 
 
 def idents(selected: list[str], skipped: list[str], scope: str | None = None) -> list[str]:
@@ -27,8 +30,60 @@ def test_needs_are_followed_transitively() -> None:
 
 
 def test_unknown_family_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="unknown check sysctlx"):
+    with pytest.raises(UsageError, match="unknown check 'sysctlx'"):
         select_checks(["sysctlx"], [])
+
+
+@pytest.mark.parametrize("scope", [None, "node"])
+def test_a_typo_in_an_id_is_a_usage_error_with_a_did_you_mean(scope: str | None) -> None:
+    """Only the family part was validated: `--checks sysctl.somaxcon` selected nothing and passed."""
+    with pytest.raises(UsageError) as raised:
+        select_checks(["sysctl.somaxcon"], [], scope)
+    assert str(raised.value) == "unknown check 'sysctl.somaxcon' (did you mean sysctl.somaxconn?)"
+    with pytest.raises(UsageError, match="unknown check 'os.shmm' \\(did you mean os.shm\\?\\)"):
+        select_checks([], ["os.shmm"], scope)  # --skip too
+    with pytest.raises(UsageError, match="'zzz' \\(see `preflight list-checks`\\)"):
+        select_checks(["zzz"], [], scope)
+
+
+def test_skipping_a_finding_id_keeps_its_check_and_drops_only_that_id() -> None:
+    chosen = select_checks(["sysctl"], ["sysctl.somaxconn"])
+    assert [c.ident for c in chosen.checks] == ["versions", "sysctl"]
+    assert chosen.only == ("sysctl",) and chosen.dropped == ("sysctl.somaxconn",)
+    everything = select_checks([], ["sysctl.somaxconn"])  # the default set, sysctl in it
+    assert "sysctl" in [c.ident for c in everything.checks] and everything.dropped == ("sysctl.somaxconn",)
+
+
+def test_skipping_a_family_or_a_check_drops_the_check() -> None:
+    assert "sysctl" not in idents([], ["sysctl"])
+    assert {"gpu.fabric"} & set(idents(["gpu"], ["gpu.fabric"])) == set()
+    assert "gpu.devices" in idents(["gpu"], ["gpu.fabric"])
+    assert select_checks([], ["gpu.fabric"]).dropped == ()
+
+
+def test_selecting_a_finding_id_reports_only_that_id() -> None:
+    chosen = select_checks(["gpu.devices.ecc"], [])
+    assert [c.ident for c in chosen.checks] == ["gpu.devices"] and chosen.only == ("gpu.devices.ecc",)
+    assert "npu" in idents(["npu.devices"], [])  # the accelerator skip id is an id of its check
+
+
+def test_a_selection_that_leaves_nothing_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="no check left to run"):
+        select_checks(["sysctl"], ["sysctl"])
+
+
+def test_every_declared_id_selects_its_own_check() -> None:
+    for check in all_checks():
+        for item in finding_ids(check):
+            assert item.split(".")[0] == check.family, item
+            assert check.ident in idents([item], []), item
+
+
+def test_explain_verifies_with_known_checks() -> None:
+    """`explain --hosts` runs `--checks` from its catalog: every id there must be one select_checks accepts."""
+    known = known_items(all_checks())
+    for signature in CATALOG:
+        assert set(signature.checks) <= known, (signature.id, set(signature.checks) - known)
 
 
 def test_node_scope_refuses_a_cluster_check() -> None:

@@ -27,7 +27,7 @@ import typer
 from preflight import exit_codes
 
 if TYPE_CHECKING:
-    from preflight.checks.base import Check
+    from preflight.app import Selection
     from preflight.model import Report
 
 ENV_SET = "PREFLIGHT_NODE_SET"
@@ -69,20 +69,20 @@ def parse_settings(items: list[str], known: dict[str, dict[str, object]]) -> dic
     return out
 
 
-def node_checks(selected: list[str], skipped: list[str]) -> tuple[list[Check], tuple[str, ...]]:
-    """The node-scope checks to run (plus the families they need) and the ids to report.
+def node_checks(selected: list[str], skipped: list[str]) -> Selection:
+    """The node-scope checks to run (plus the families they need), the ids to report and those to leave out
+    (``preflight.app.select_checks``, scope "node").
 
-    >>> checks, only = node_checks(["sysctl"], [])
-    >>> sorted(c.ident for c in checks), only
-    (['sysctl', 'versions'], ('sysctl',))
+    >>> chosen = node_checks(["sysctl"], ["sysctl.port_range"])
+    >>> sorted(c.ident for c in chosen.checks), chosen.only, chosen.dropped
+    (['sysctl', 'versions'], ('sysctl',), ('sysctl.port_range',))
     """
     from preflight.app import UsageError, select_checks
 
     try:
-        selection = select_checks(selected, skipped, scope="node")
+        return select_checks(selected, skipped, scope="node")
     except UsageError as exc:
         raise NodeUsageError(str(exc)) from None
-    return selection.checks, selection.only
 
 
 def verdict_line(report: Report, host: str) -> str:
@@ -118,7 +118,7 @@ def run_node(selected: list[str], skipped: list[str], settings: list[str], accel
     from preflight.engine import Engine, RunOptions
     from preflight.transport.local import LocalTransport
 
-    chosen, only = node_checks(selected, skipped)
+    chosen = node_checks(selected, skipped)
     params = parse_settings(settings, known_params())
     try:
         inventory = load_cluster(None, accelerator=accelerator)
@@ -129,8 +129,9 @@ def run_node(selected: list[str], skipped: list[str], settings: list[str], accel
         cluster = replace(cluster, devices_per_host=devices_per_host)
     inventory = replace(inventory, cluster=cluster, params=params)
     budget = max(1.0, timeout - 0.5)  # leave time to judge and print before the hard bound
-    options = RunOptions(parallel=1, host_timeout=budget, command_timeout=budget, only=only)
-    engine = Engine(inventory, chosen, options, transport_factory=lambda host: LocalTransport())
+    options = RunOptions(parallel=1, host_timeout=budget, command_timeout=budget, only=chosen.only,
+                         drop=chosen.dropped)
+    engine = Engine(inventory, chosen.checks, options, transport_factory=lambda host: LocalTransport())
     return engine.run()
 
 
@@ -141,7 +142,7 @@ def register(app: typer.Typer) -> None:
     def node(
         checks: Annotated[list[str] | None, typer.Option("--checks", "-c", help="only these node checks "
                                                           "(families or ids, comma separated)")] = None,
-        skip: Annotated[list[str] | None, typer.Option("--skip", help="skip these checks")] = None,
+        skip: Annotated[list[str] | None, typer.Option("--skip", help="skip these checks or finding ids")] = None,
         settings: Annotated[list[str] | None, typer.Option("--set", help="check parameter family.key=value "
                                                            f"(repeatable; also ${ENV_SET})")] = None,
         accelerator: Annotated[str, typer.Option(help="npu | gpu | cpu | auto (npu-smi / nvidia-smi that work)")
