@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from cli_runner import preflight
 
 from preflight.app import RunRequest, UsageError, known_items, prepare, select_checks
 from preflight.checks import all_checks
@@ -100,3 +102,41 @@ def test_bad_hosts_file_and_limit_are_usage_errors_before_anything_runs(tmp_path
     hosts.write_text("hosts:\n  - n1\n")
     with pytest.raises(UsageError, match="max-unhealthy"):
         prepare(RunRequest(hosts=hosts, max_unhealthy="lots"))
+
+
+@pytest.mark.parametrize("command", [["run"], ["node"]])
+def test_cli_typo_exits_2_with_a_did_you_mean(command: list[str], tmp_path: Path) -> None:
+    """`--checks sysctl.somaxcon` printed "No problems found" and exited 0; `node` would check nothing."""
+    for option in ("--checks", "--skip"):
+        proc = preflight(*command, option, "sysctl.somaxcon", "--report-dir", tmp_path / "r") \
+            if command == ["run"] else preflight(*command, option, "sysctl.somaxcon")
+        assert proc.returncode == 2, proc.stdout
+        assert "preflight: unknown check 'sysctl.somaxcon' (did you mean sysctl.somaxconn?)" in proc.stderr
+    assert not (tmp_path / "r").exists(), "nothing ran"
+
+
+@pytest.mark.parametrize("command", [["run"], ["node"]])
+def test_cli_skip_of_an_id_keeps_the_rest_of_its_check(command: list[str], tmp_path: Path) -> None:
+    """`--skip sysctl.somaxconn` dropped the whole sysctl family; now only that id (on this machine, no SSH)."""
+    extra = ["--report-dir", str(tmp_path / "r")] if command == ["run"] else []
+    proc = preflight(*command, "--checks", "sysctl", "--skip", "sysctl.somaxconn", "--json", *extra)
+    assert proc.returncode in (0, 1), proc.stderr
+    reported = {f["check"] for f in json.loads(proc.stdout)["findings"]}
+    assert {"sysctl.tcp_max_syn_backlog", "sysctl.port_range"} <= reported
+    assert "sysctl.somaxconn" not in reported
+
+
+def test_cli_node_takes_the_rank_count_from_ranks_or_slurm() -> None:
+    def somaxconn(*args: str, env: dict[str, str] | None = None) -> dict[str, str]:
+        proc = preflight("node", "--checks", "sysctl.somaxconn", "--json", "--devices-per-host", "8", *args,
+                         env={"SLURM_JOB_NUM_NODES": "", "SLURM_NTASKS": "", "SLURM_JOB_NODELIST": "", **(env or {})})
+        assert proc.returncode in (0, 1), proc.stderr
+        found = [f for f in json.loads(proc.stdout)["findings"] if f["check"] == "sysctl.somaxconn"]
+        assert len(found) == 1
+        return dict(found[0])
+
+    assert "rank count is unknown" in somaxconn()["message"]
+    big = somaxconn("--ranks", "100000")
+    assert big["expected"] == ">= 200000" and "2 x 100000 ranks (--ranks 100000)" in big["message"]
+    slurm = somaxconn(env={"SLURM_JOB_NUM_NODES": "64"})
+    assert slurm["expected"] == ">= 1024" and "SLURM_JOB_NUM_NODES=64 x 8 devices" in slurm["message"]
