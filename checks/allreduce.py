@@ -40,6 +40,7 @@ PASS_ENV = ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "HCCL_IF_IP", "HCCL_SOCK
 
 class AllreduceCheck(ActiveCheck):
     family = "allreduce"
+    ids = ("allreduce.run", "allreduce.pair", "allreduce.correct", "allreduce.busbw")
     order = 90
     by_default = False
     summary = "all_reduce busbw per device pair (circle schedule); names the slow link or the suspect host"

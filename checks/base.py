@@ -48,6 +48,10 @@ class Check(abc.ABC):
     # True: the engine adds the output ``RECEIVED`` (preflight.batch) to this check's outputs: the controller's
     # time when the host's script output came back (with $PF_SENT, its send time, it brackets the host's run).
     stamped: ClassVar[bool] = False
+    # Every finding id evaluate/judge can emit. Not listed here (``finding_ids`` adds them): the accelerator
+    # skip id and the engine's ``<family>.gather``/``.parse``/``.internal`` errors. `--checks`/`--skip` accept
+    # these ids (and nothing unknown), so a typo cannot silently select nothing.
+    ids: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Off its ``accelerators``, whoever calls a check gets ``accelerator_skip`` from evaluate/judge, no steps."""
@@ -63,15 +67,15 @@ class Check(abc.ABC):
         return self.name or self.family
 
     def selected_by(self, item: str) -> bool:
-        """Whether ``--checks item`` (a family or a dotted id) asks for this check.
+        """Whether ``--checks item`` (its family, its ident or one of its finding ids) asks for this check.
 
         >>> from preflight.checks.sysctl import SysctlCheck
         >>> SysctlCheck().selected_by("sysctl.somaxconn"), SysctlCheck().selected_by("versions")
         (True, False)
+        >>> SysctlCheck().selected_by("sysctl.somaxcon")  # not an id it can emit
+        False
         """
-        if item.split(".")[0] != self.family:
-            return False
-        return not self.name or item in (self.family, self.name) or item.startswith(self.name + ".")
+        return item in (self.family, self.ident) or item in finding_ids(self)
 
     @abc.abstractmethod
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
@@ -94,6 +98,23 @@ class DerivedCheck(Check):
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
         return {}
+
+
+# Finding ids the engine emits for any check, by family: a host that timed out before the check's probes
+# ended, a parser that raised, an evaluator that raised (preflight.engine.evaluation).
+ENGINE_SUFFIXES = ("gather", "parse", "internal")
+
+
+def finding_ids(check: Check) -> frozenset[str]:
+    """Every finding id ``check`` can put in a report: its declared ``ids``, its accelerator skip, the engine's.
+
+    >>> from preflight.checks.sysctl import SysctlCheck
+    >>> sorted(finding_ids(SysctlCheck()))  # doctest: +NORMALIZE_WHITESPACE
+    ['sysctl.gather', 'sysctl.internal', 'sysctl.parse', 'sysctl.port_range', 'sysctl.somaxconn',
+     'sysctl.tcp_max_syn_backlog']
+    """
+    skip = [check.skip_id or check.ident] if check.accelerators and check.not_applicable is not None else []
+    return frozenset([*check.ids, *skip, *(f"{check.family}.{suffix}" for suffix in ENGINE_SUFFIXES)])
 
 
 def _gated(name: str, method: Callable[..., Any]) -> Callable[..., Any]:

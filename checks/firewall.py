@@ -107,6 +107,7 @@ _MISSING_OUTPUT = ProbeOutput("", "not run", None)
 
 class FirewallCheck(Check):
     family = "firewall"
+    ids = ("firewall.state", "firewall.rules")
     order = 40
     summary = ("ufw, firewalld, iptables and nftables state; no rule drops or rejects the master port, HCCL's "
                "ports or the ephemeral range from the other hosts")

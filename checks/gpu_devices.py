@@ -141,6 +141,8 @@ def parse_topology(text: str) -> dict[str, Any] | None:
 class GpuDevicesCheck(Check):
     family = "gpu"
     name = "gpu.devices"
+    ids = ("gpu.devices.smi", "gpu.devices.count", "gpu.devices.driver", "gpu.devices.ecc", "gpu.devices.rows",
+           "gpu.devices.persistence", "gpu.devices.processes")
     accelerators = frozenset({"gpu"})
     not_applicable = "no NVIDIA GPUs to check"
     order = 56

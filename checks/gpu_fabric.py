@@ -131,6 +131,7 @@ def _merge(ibstat: list[dict[str, Any]], devinfo: list[dict[str, Any]]) -> list[
 class GpuFabricCheck(Check):
     family = "gpu"
     name = "gpu.fabric"
+    ids = ("gpu.fabric.ports", "gpu.fabric.link_layer", "gpu.fabric.rate", "gpu.fabric.devices", "gpu.fabric.memlock")
     accelerators = frozenset({"gpu"})
     not_applicable = "NCCL's RDMA fabric is not used"
     order = 57

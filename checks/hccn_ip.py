@@ -109,6 +109,7 @@ def parse_conf(output: ProbeOutput) -> tuple[dict[str, dict[str, str]] | None, s
 class HccnIpCheck(Check):
     family = "hccn"
     name = "hccn.ip"
+    ids = ("hccn.ip",)
     accelerators = frozenset({"npu"})
     not_applicable = "hccn_tool checks apply to Ascend NPUs only"
     order = 60

@@ -140,6 +140,8 @@ def _devices_text(devices: Sequence[int]) -> str:
 class HccnLinkCheck(Check):
     family = "hccn"
     name = "hccn.link"
+    ids = ("hccn.link", "hccn.link.up", "hccn.link.net_health", "hccn.link.lldp", "hccn.link.tls",
+           "hccn.link.optical", "hccn.link.mtu")
     accelerators = frozenset({"npu"})
     not_applicable = "hccn_tool checks apply to Ascend NPUs only"
     summary = ("NPU RoCE ports (hccn_tool): link UP, net_health Success, LLDP neighbour, optical module present, "

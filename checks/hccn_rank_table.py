@@ -86,6 +86,7 @@ def problems(table: Any, live: Mapping[str, Mapping[int, str | None]],
 class RankTableCheck(Check):
     family = "hccn"
     name = "hccn.rank_table"
+    ids = ("hccn.rank_table",)
     accelerators = frozenset({"npu"})
     # no not_applicable: off NPU clusters it says nothing at all (as before)
     order = 73

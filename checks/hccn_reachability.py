@@ -80,6 +80,7 @@ def _ip(text: str) -> str | None:
 class HccnReachabilityCheck(ActiveCheck):
     family = "hccn"
     name = "hccn.reachability"
+    ids = ("hccn.reachability",)
     accelerators = frozenset({"npu"})
     not_applicable = "hccn_tool checks apply to Ascend NPUs only"
     order = 74

@@ -110,6 +110,7 @@ def _remedy(plan: Mapping[int, str], netmask: str, layout: Layout, ids: Iterable
 class HccnSubnetCheck(DerivedCheck):
     family = "hccn"
     name = CHECK
+    ids = ("hccn.subnet",)
     accelerators = frozenset({"npu"})
     not_applicable = "no device IPs to check"
     order = 61

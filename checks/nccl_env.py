@@ -109,6 +109,7 @@ def _spec_items(spec: str) -> tuple[bool, bool, list[tuple[str, int | None]]]:
 
 class NcclEnvCheck(Check):
     family = "nccl"
+    ids = ("nccl.socket_ifname", "nccl.ib_hca", "nccl.debug", "nccl.conf", "nccl.visible_devices")
     accelerators = frozenset({"gpu"})
     not_applicable = "NCCL is not used"
     order = 58

@@ -53,6 +53,7 @@ _NCCL_CONF = r"sed -n 's/^[[:space:]]*\(NCCL_SOCKET_IFNAME=.*\)$/conf \1/p' /etc
 
 class NetCheck(Check):
     family = "net"
+    ids = ("net.hostname", "net.master_resolution", "net.address_family", "net.interface", "net.mtu")
     order = 35
     summary = ("host names resolve to non-loopback addresses, the master resolves alike everywhere, "
                "NCCL/GLOO/HCCL interfaces exist, are up and share the master's network, equal MTU")

@@ -43,6 +43,7 @@ HCCL_DEFAULT_BASE_PORT = 60000
 class ReachabilityCheck(DerivedCheck, ActiveCheck):
     family = "net"
     name = "net.reachability"
+    ids = ("net.reachability",)
     order = 60
     summary = "real TCP connects to the master port (and HCCL base ports on NPU) from every other host"
     params: ClassVar[Mapping[str, Any]] = {"connect_timeout": 3.0, "all_pairs_max_hosts": 16}

@@ -139,6 +139,7 @@ def parse_list(text: str) -> tuple[int | None, list[int]]:
 
 class NpuCheck(Check):
     family = "npu"
+    ids = ("npu.smi", "npu.count", "npu.chip", "npu.health", "npu.processes")
     accelerators = frozenset({"npu"})
     not_applicable = "no NPUs to check"
     skip_id = "npu.devices"

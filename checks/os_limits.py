@@ -49,6 +49,7 @@ MIB = 1024 * 1024
 
 class OsLimitsCheck(Check):
     family = "os"
+    ids = ("os.shm", "os.memlock", "os.memory", "os.disk", "os.clock")
     order = 5  # first in the batch: the clock is read before slower probes could delay it on one host
     stamped = True  # the engine adds the controller's receive time (RECEIVED) to the outputs
     summary = "/dev/shm size, memlock limit for RDMA, clock offset between hosts, free memory and disk"

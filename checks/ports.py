@@ -164,6 +164,7 @@ def job_ports(host: Host, cluster: ClusterSpec) -> list[int]:
 
 class PortsCheck(Check):
     family = "ports"
+    ids = ("ports.reserved", "ports.listening")
     order = 30
     summary = "HCCL ports reserved in ip_local_reserved_ports (npu); master and HCCL ports not already listened on"
     needs = ("versions",)

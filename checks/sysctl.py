@@ -3,7 +3,11 @@ kernel may hand out as ephemeral source ports.
 
 When hundreds of ranks connect to the rendezvous store, the HCCL root or the NCCL bootstrap at
 once, a short accept queue (``net.core.somaxconn``) or SYN queue (``net.ipv4.tcp_max_syn_backlog``)
-drops connections and init fails or hangs. Ascend and NCCL guides recommend 65535.
+drops connections and init fails or hangs. The threshold follows the job (:func:`needed`): fail below
+twice its rank count (every rank connects to the one listener on the master), never below the
+absolute floor 128; on npu clusters warn below 65535, Ascend's recommendation for multi-node training.
+``min_somaxconn`` / ``min_tcp_max_syn_backlog`` (hosts.yaml ``checks: sysctl:``) replace the rule with a
+fixed minimum. Reasons and sources: docs/thresholds.md.
 
 A job port (the master port on the master, HCCL's ports on npu nodes) that lies inside
 ``net.ipv4.ip_local_port_range`` and is not in ``net.ipv4.ip_local_reserved_ports`` can be taken
@@ -19,6 +23,7 @@ first as the source port of any outgoing connection; the job's bind then fails.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from preflight.batch import Probe, ProbeOutput
@@ -35,6 +40,7 @@ from preflight.ports import (
     reserve_remedy,
     uncovered,
 )
+from preflight.ranks import Ranks, world
 
 # finding id suffix -> (kernel key, parameter holding the minimum)
 LIMITS = {
@@ -42,6 +48,14 @@ LIMITS = {
     "tcp_max_syn_backlog": ("net.ipv4.tcp_max_syn_backlog", "min_tcp_max_syn_backlog"),
 }
 KEYS = [key for key, _ in LIMITS.values()]
+# Below this no multi-rank job should run, whatever its size: 128 is what the kernel used for somaxconn before
+# 5.4 (and the least it picks for tcp_max_syn_backlog); anything lower was lowered on purpose.
+FLOOR = 128
+# The queue must hold twice the ranks: each rank connects to the master's store and then again to the
+# NCCL/HCCL bootstrap root, in waves that overlap, and a rank whose SYN was dropped retries on top of them.
+MARGIN = 2
+# Ascend's multi-node training guide (hiascend.com) sets both to 65535 on every node: a warning below it.
+NPU_RECOMMENDED = 65535
 PORT_RANGE_KEY = "net.ipv4.ip_local_port_range"
 PORT_KEYS = [PORT_RANGE_KEY, RESERVED_KEY]
 
@@ -94,10 +108,12 @@ def parse_values(text: str, keys: list[str]) -> dict[str, str | None]:
 
 class SysctlCheck(Check):
     family = "sysctl"
+    ids = ("sysctl.somaxconn", "sysctl.tcp_max_syn_backlog", "sysctl.port_range")
     order = 20
     summary = ("net.core.somaxconn and net.ipv4.tcp_max_syn_backlog large enough for a big rendezvous; "
                "job ports outside the ephemeral range or reserved")
-    params: ClassVar[Mapping[str, Any]] = {"min_somaxconn": 65535, "min_tcp_max_syn_backlog": 65535}
+    # 0: the job's need (see needed); N: a fixed minimum instead (fail below N, nothing else)
+    params: ClassVar[Mapping[str, Any]] = {"min_somaxconn": 0, "min_tcp_max_syn_backlog": 0}
     needs = ("versions",)  # the CANN version decides how many HCCL ports there are
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
@@ -112,31 +128,83 @@ class SysctlCheck(Check):
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
         findings: list[Finding] = []
+        ranks = world(ctx.cluster, ctx.hosts)
         for host, host_facts in facts.items():
             values = host_facts.get("values", {})
             for suffix, (key, param) in LIMITS.items():
-                minimum = int(ctx.params[param])
-                findings.append(_judge(f"sysctl.{suffix}", host, key, values.get(key), minimum))
+                need = needed(key, ranks, ctx.cluster.accelerator, int(ctx.params[param]))
+                findings.append(_judge(f"sysctl.{suffix}", host, key, values.get(key), need))
             if isinstance(host_facts.get("ports"), dict):
                 findings.append(_judge_port_range(host, host_facts["ports"], ctx))
         return findings
 
 
-def _judge(check: str, host: str, key: str, raw: str | None, minimum: int) -> Finding:
-    expected = f">= {minimum}"
-    remedy = (f"sysctl -w {key}={minimum} && echo '{key} = {minimum}' >> /etc/sysctl.d/90-preflight.conf")
+@dataclass(frozen=True)
+class Need:
+    """What a listen-queue limit must be: ``fail`` below ``minimum``, ``warn`` below ``advised`` (0: no advice)."""
+
+    minimum: int
+    why: str  # the reasoning, for the message
+    advised: int = 0
+    advice: str = ""
+
+
+def needed(key: str, ranks: Ranks | None, accelerator: str, override: int = 0) -> Need:
+    """The threshold of ``key`` for a job of ``ranks`` (None: unknown) on an ``accelerator`` cluster.
+
+    ``override`` (the check's min_* parameter, when set) is the minimum and nothing else applies.
+
+    >>> from preflight.ranks import Ranks
+    >>> needed("net.core.somaxconn", Ranks(16, "2 hosts x 8 devices"), "gpu").minimum  # stock 4096 passes
+    128
+    >>> need = needed("net.core.somaxconn", Ranks(512, "64 hosts x 8 devices"), "gpu")
+    >>> print(need.minimum, need.why)  # an old kernel's 128 fails
+    1024 2 x 512 ranks (64 hosts x 8 devices) connecting to the master's rendezvous at once
+    >>> needed("net.core.somaxconn", None, "npu").advised, needed("net.core.somaxconn", None, "gpu").minimum
+    (65535, 128)
+    >>> needed("net.core.somaxconn", Ranks(512, "x"), "npu", override=4096)
+    Need(minimum=4096, why='the configured minimum (checks: sysctl: min_somaxconn)', advised=0, advice='')
+    """
+    if override > 0:
+        param = dict(LIMITS.values())[key]
+        return Need(override, f"the configured minimum (checks: sysctl: {param})")
+    if ranks is None:
+        need = Need(FLOOR, f"the floor {FLOOR} (the rank count is unknown: give `--ranks N`)")
+    elif MARGIN * ranks.count > FLOOR:
+        need = Need(MARGIN * ranks.count, f"{MARGIN} x {ranks.count} ranks ({ranks.why}) connecting to the master's "
+                    "rendezvous at once")
+    else:
+        need = Need(FLOOR, f"the floor {FLOOR} ({MARGIN} x {ranks.count} ranks ({ranks.why}) is less)")
+    if accelerator == "npu" and need.minimum < NPU_RECOMMENDED:
+        need = replace(need, advised=NPU_RECOMMENDED,
+                       advice=f"Ascend's multi-node training guide sets {key} = {NPU_RECOMMENDED} on every node")
+    return need
+
+
+def _remedy(key: str, value: int) -> str:
+    return f"sysctl -w {key}={value} && echo '{key} = {value}' >> /etc/sysctl.d/90-preflight.conf"
+
+
+def _judge(check: str, host: str, key: str, raw: str | None, need: Need) -> Finding:
+    expected = f">= {need.minimum}" + (f" (advised: {need.advised})" if need.advised else "")
     if raw is None or not raw.strip().isdecimal():
         return finding(check, host, Status.ERROR, f"{check}: could not read {key}", observed=raw,
                        expected=expected)
     value = int(raw)
-    if value < minimum:
+    if value < need.minimum:
         return finding(
             check, host, Status.FAIL,
-            f"{check}: {key} is {value}, below {minimum}: with many ranks connecting at once the kernel "
-            "drops connections and init_process_group fails or hangs",
-            observed=str(value), expected=expected, remedy=remedy,
+            f"{check}: {key} is {value}, below {need.minimum} = {need.why}: the kernel drops the connections the "
+            "queue cannot hold and init_process_group fails or hangs",
+            observed=str(value), expected=expected, remedy=_remedy(key, max(need.minimum, need.advised)),
         )
-    return finding(check, host, Status.PASS, f"{check}: {key} = {value}", observed=str(value), expected=expected)
+    if value < need.advised:
+        return finding(check, host, Status.WARN,
+                       f"{check}: {key} is {value}: enough for this job ({need.minimum} = {need.why}), below "
+                       f"{need.advised}: {need.advice}",
+                       observed=str(value), expected=expected, remedy=_remedy(key, need.advised))
+    return finding(check, host, Status.PASS, f"{check}: {key} = {value} (>= {need.minimum} = {need.why})",
+                   observed=str(value), expected=expected)
 
 
 def parse_port_range(text: str | None) -> Range | None:

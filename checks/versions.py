@@ -117,6 +117,7 @@ def parse_install_files(text: str) -> dict[str, str | None]:
 
 class VersionsCheck(Check):
     family = "versions"
+    ids = (*(f"versions.{component.key}" for component in COMPONENTS), "versions.torch_npu_compat")
     order = 10
     summary = "python, torch, torch_npu, CUDA, NCCL, CANN and driver versions present and equal on every host"
     params: ClassVar[Mapping[str, Any]] = {"expect": {}}

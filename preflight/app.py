@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -24,7 +25,7 @@ from pathlib import Path
 from preflight import drain
 from preflight.accelerator import CHOICES, Choice, detect_here
 from preflight.checks import all_checks, known_params
-from preflight.checks.base import Check
+from preflight.checks.base import Check, finding_ids
 from preflight.engine import Engine, RunOptions
 from preflight.inventory import Inventory, InventoryError, load_inventory, local_inventory
 from preflight.model import Report
@@ -39,35 +40,68 @@ class UsageError(Exception):
 
 @dataclass(frozen=True)
 class Selection:
-    """The checks to run and the finding-id prefixes to report (empty: report all)."""
+    """The checks to run, the finding-id prefixes to report (empty: report all) and the finding ids to drop."""
 
     checks: list[Check]
     only: tuple[str, ...]
+    dropped: tuple[str, ...] = ()  # `--skip ID` of a finding id: its check runs, these findings are left out
+
+
+def known_items(checks: Sequence[Check]) -> set[str]:
+    """Everything ``--checks``/``--skip`` accept: families, check idents and every declared finding id.
+
+    >>> {"sysctl", "gpu.devices", "sysctl.somaxconn", "hccn.link.up"} <= known_items(all_checks())
+    True
+    """
+    return {item for c in checks for item in (c.family, c.ident, *finding_ids(c))}
+
+
+def unknown_item(item: str, known: Sequence[str] | set[str]) -> str:
+    """The usage error for an item no check knows, with the closest known one.
+
+    >>> unknown_item("sysctl.somaxcon", {"sysctl.somaxconn", "sysctl.port_range", "os"})
+    "unknown check 'sysctl.somaxcon' (did you mean sysctl.somaxconn?)"
+    >>> unknown_item("zzz", {"os"})
+    "unknown check 'zzz' (see `preflight list-checks`)"
+    """
+    close = difflib.get_close_matches(item, sorted(known), n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}?" if close else "see `preflight list-checks`"
+    return f"unknown check {item!r} ({hint})"
 
 
 def select_checks(selected: Sequence[str], skipped: Sequence[str], scope: str | None = None) -> Selection:
-    """``--checks`` / ``--skip`` items (families or dotted ids) -> the checks to run, with every family they
-    need (transitively), and what to report. ``scope="node"``: only checks judged from one host.
+    """``--checks`` / ``--skip`` items -> the checks to run, with every family they need (transitively), what to
+    report and what to leave out. ``scope="node"``: only checks judged from one host.
+
+    An item is a family, a check ident or a finding id (what the checks declare, ``finding_ids``); anything
+    else is a UsageError with a did-you-mean, so a typo never silently selects nothing. ``--skip`` of a
+    family or check ident drops the check; of a finding id, only that id's findings (the check still runs).
 
     >>> [c.ident for c in select_checks(["sysctl.somaxconn"], ["versions"]).checks]  # sysctl needs versions
     ['versions', 'sysctl']
+    >>> chosen = select_checks(["sysctl"], ["sysctl.somaxconn"])
+    >>> [c.ident for c in chosen.checks], chosen.dropped
+    (['versions', 'sysctl'], ('sysctl.somaxconn',))
     """
     everything = all_checks()
-    families = {c.family for c in everything}
-    unknown = [s for s in [*selected, *skipped] if s.split(".")[0] not in families]
+    known = known_items(everything)
+    unknown = [s for s in dict.fromkeys([*selected, *skipped]) if s not in known]
     if unknown:
-        raise UsageError(f"unknown check {', '.join(unknown)} (see `preflight list-checks`)")
+        raise UsageError("; ".join(unknown_item(s, known) for s in unknown))
     pool = [c for c in everything if scope is None or c.scope == scope]
     if scope is not None:
-        elsewhere = [s for s in selected if any(c.scope != scope and c.name and (s == c.name or s.startswith(
-            c.name + ".")) for c in everything)]
+        elsewhere = [s for s in selected if not any(c.selected_by(s) for c in pool)]
         if elsewhere:
             raise UsageError(f"{', '.join(elsewhere)}: not a node check (it needs the other hosts: "
                              "use `preflight run`)")
-    wanted = {c.ident for c in pool if not any(c.selected_by(s) for s in skipped)
+    whole = {c.family for c in everything} | {c.ident for c in everything}
+    skip_checks = [s for s in skipped if s in whole]
+    dropped = tuple(s for s in skipped if s not in whole)
+    wanted = {c.ident for c in pool if not any(c.selected_by(s) for s in skip_checks)
               and ((not selected and c.by_default) or any(c.selected_by(s) for s in selected))}
-    if scope is not None and selected and not wanted:
-        raise UsageError(f"{', '.join(selected)}: not a node check (it needs the other hosts: use `preflight run`)")
+    if not wanted:
+        asked = f"--checks {','.join(selected)} " if selected else ""
+        raise UsageError(f"{asked}--skip {','.join(skipped)}: no check left to run")
     by_ident = {c.ident: c for c in pool}
     needed: set[str] = set()
     todo = [n for c in pool if c.ident in wanted for n in c.needs]
@@ -79,7 +113,7 @@ def select_checks(selected: Sequence[str], skipped: Sequence[str], scope: str | 
     chosen = [c for c in pool if c.ident in wanted | needed]
     # Families gathered only because another check needs their facts are not reported.
     only = tuple(selected) or (tuple(sorted(wanted)) if needed - wanted else ())
-    return Selection(chosen, only)
+    return Selection(chosen, only, dropped)
 
 
 def load_cluster(hosts: Path | None, rank_table: Path | None = None, accelerator: str = "auto") -> Inventory:
@@ -149,7 +183,7 @@ def prepare(request: RunRequest) -> Engine:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     selection = select_checks(request.checks, request.skip)
-    options = replace(request.options, only=selection.only)
+    options = replace(request.options, only=selection.only, drop=selection.dropped)
     factory, batch = None, None
     if use_slurm:  # one srun for every host per round: the gather, then each round of the active checks
         factory, batch = slurm_transport.slurm_transport_factory(inventory.hosts)

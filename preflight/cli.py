@@ -49,7 +49,8 @@ def run(
     hosts: HostsOption = None,
     checks: Annotated[list[str] | None, typer.Option("--checks", "-c", help="only these check families "
                                                         "or ids (comma separated)")] = None,
-    skip: Annotated[list[str] | None, typer.Option("--skip", help="skip these check families")] = None,
+    skip: Annotated[list[str] | None, typer.Option("--skip", help="skip these check families, checks or finding "
+                                                   "ids (an id: only its findings)")] = None,
     parallel: ParallelOption = 64,
     connect_timeout: ConnectTimeoutOption = 10.0,
     command_timeout: CommandTimeoutOption = None,

@@ -54,6 +54,10 @@ class ClusterSpec:
     master: str = ""
     master_port: int = 29500
     accelerator_reason: str = ""  # how the accelerator was chosen, for the report ("--accelerator gpu", ...)
+    # The job's rank count when it is not hosts x devices_per_host (preflight.ranks): `preflight node` sets it
+    # from --ranks or Slurm's variables, 0 when it does not know; None: count the hosts.
+    ranks: int | None = None
+    ranks_reason: str = ""  # how it was known ("--ranks 512", "SLURM_NTASKS=512")
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ evaluate fixtures: tests/fixtures/<check ident>/evaluate/*.json
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ import pytest
 from preflight import recorder
 from preflight.batch import ProbeOutput
 from preflight.checks import all_checks
-from preflight.checks.base import ActiveCheck, Check, EvalContext
+from preflight.checks.base import ActiveCheck, Check, EvalContext, finding_ids
 from preflight.engine import Engine, HostGather
 from preflight.inventory import ClusterSpec, Host, Inventory
 from preflight.model import HostResult
@@ -108,10 +109,28 @@ def test_evaluate_fixture(path: Path) -> None:
             assert mine, f"no {ident} finding for {host}"
             bad = [f"{f.status.value}: {f.message}" for f in mine if f.status.value in ("fail", "warn")]
             assert not bad, bad
+    declared = finding_ids(check)
+    assert {f.check for f in findings} | {f["check"] for f in fixture.get("findings", [])} <= declared, \
+        "every finding id a check emits is in its ids (what --checks/--skip accept)"
     for f in findings:
         assert f.message.startswith(f.check), "messages start with the check's id"
         if f.status.value in ("fail", "error"):
             assert f.expected or f.remedy or f.status.value == "error", f
+
+
+# Where the checks (and the shared pieces that build their findings) name finding ids literally.
+_ID_SOURCES = [*sorted((Path(__file__).parents[1] / "checks").glob("*.py")),
+               *(Path(__file__).parents[1] / "preflight" / name for name in
+                 ("net_view.py", "allreduce/verdict.py", "ascend/hccn_calls.py"))]
+_LITERAL_ID = re.compile(r'(?:\bcheck = |\bfinding\(\s*|\bFinding\(\s*)"([a-z_]+\.[a-z_.]+)"')
+
+
+def test_finding_ids_named_in_the_sources_are_declared() -> None:
+    """The active checks (no evaluate fixtures) too: an id written in a check or its helpers is declared."""
+    declared = {i for c in CHECKS.values() for i in finding_ids(c)}
+    named = {m for path in _ID_SOURCES for m in _LITERAL_ID.findall(path.read_text())}
+    assert {"allreduce.busbw", "net.mtu", "os.clock", "gpu.devices.smi"} <= named  # the pattern finds them
+    assert named - declared == set()
 
 
 def test_every_check_has_fixtures() -> None:

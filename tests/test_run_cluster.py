@@ -65,18 +65,43 @@ def test_healthy_cluster_passes(hosts_file: Path, tmp_path: Path) -> None:
     assert report["summary"]["fail"] == 0 and report["summary"]["pass"] >= 16
 
 
-def test_low_somaxconn_fails_naming_that_host(cluster: NetnsCluster, hosts_file: Path, tmp_path: Path) -> None:
+def test_stock_kernel_limits_pass_a_small_cluster(cluster: NetnsCluster, tmp_path: Path) -> None:
+    """A stock kernel (somaxconn 4096 since 5.4, syn backlog 1024) is enough for 4 hosts x 4 devices = 16 ranks,
+    and its report is a known-good run `baseline save` takes without --force."""
+    hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml", cluster={"devices_per_host": 4})
+    for node in ("node1", "node2", "node3", "node4"):
+        cluster.sysctl(node, "net.core.somaxconn", "4096")
+        cluster.sysctl(node, "net.ipv4.tcp_max_syn_backlog", "1024")
+    try:
+        code, report = run_json(hosts, tmp_path)  # the default checks
+    finally:
+        for node in ("node1", "node2", "node3", "node4"):
+            cluster.sysctl(node, "net.core.somaxconn", "65535")
+            cluster.sysctl(node, "net.ipv4.tcp_max_syn_backlog", "65535")
+    assert code == 0, problems(report)
+    node2 = {f["check"]: f for f in report["findings"] if f["host"] == "node2"}
+    assert node2["sysctl.somaxconn"]["status"] == node2["sysctl.tcp_max_syn_backlog"]["status"] == "pass"
+    assert node2["sysctl.somaxconn"]["observed"] == "4096" and node2["sysctl.somaxconn"]["expected"] == ">= 128"
+    assert "4 hosts x 4 devices" in node2["sysctl.somaxconn"]["message"]
+    saved = preflight("baseline", "save", tmp_path / "report" / "report.json", "--baseline", tmp_path / "b.json")
+    assert saved.returncode == 0 and (tmp_path / "b.json").exists(), saved.stderr
+
+
+def test_low_somaxconn_fails_a_big_job_naming_that_host(cluster: NetnsCluster, tmp_path: Path) -> None:
+    """An old kernel's 128 fails 4 hosts x 128 devices = 512 ranks (need 2 x 512), the others' 65535 pass."""
+    hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml", cluster={"devices_per_host": 128})
     cluster.sysctl("node2", "net.core.somaxconn", "128")
     try:
-        code, report = run_json(hosts_file, tmp_path)
-        terminal = preflight("run", "--hosts", hosts_file, "--report-dir", tmp_path / "term")
+        code, report = run_json(hosts, tmp_path, "--checks", "sysctl")
+        terminal = preflight("run", "--hosts", hosts, "--checks", "sysctl", "--report-dir", tmp_path / "term")
     finally:
         cluster.sysctl("node2", "net.core.somaxconn", "65535")
     assert code == 1
     assert problems(report) == {("sysctl.somaxconn", "node2", "fail")}
     bad = next(f for f in report["findings"] if f["status"] == "fail")
-    assert bad["observed"] == "128" and bad["expected"] == ">= 65535"
-    assert "sysctl -w net.core.somaxconn=65535" in bad["remedy"]
+    assert bad["observed"] == "128" and bad["expected"] == ">= 1024"
+    assert "below 1024 = 2 x 512 ranks (4 hosts x 128 devices)" in bad["message"]
+    assert "sysctl -w net.core.somaxconn=1024" in bad["remedy"]
     assert terminal.returncode == 1
     assert "hosts x checks" in terminal.stdout and "[fail] sysctl.somaxconn node2" in terminal.stdout
     assert "remedy:" in terminal.stdout

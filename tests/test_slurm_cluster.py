@@ -44,7 +44,7 @@ def slurm(netns: NetnsCluster, tmp_path_factory: pytest.TempPathFactory) -> Iter
                        f"export PREFLIGHT='{sys.executable} -m preflight'\n"
                        f"export PYTHONPATH={REPO}\n"
                        "export PREFLIGHT_NODE_ARGS='--checks sysctl'\n"
-                       "export PREFLIGHT_NODE_SET='sysctl.min_somaxconn=4096'\n"
+                       "export PREFLIGHT_NODE_SET='sysctl.min_somaxconn=4096 sysctl.min_tcp_max_syn_backlog=64'\n"
                        f"exec {PROLOG}\n")
     wrapper.chmod(0o755)
     with SlurmCluster(netns, work / "etc", prolog=wrapper) as cluster:
@@ -77,13 +77,13 @@ def test_srun_transport_gathers_every_node(slurm: SlurmCluster) -> None:
 def test_srun_transport_names_the_bad_node(slurm: SlurmCluster) -> None:
     netns = slurm.cluster
     try:
-        # 8192 passes the prolog's min_somaxconn=4096 (the job starts) but not run's default 65535.
-        netns.sysctl("node2", "net.core.somaxconn", "8192")
+        # 100 passes the prolog's min_tcp_max_syn_backlog=64 (the job starts) but not run's floor 128.
+        netns.sysctl("node2", "net.ipv4.tcp_max_syn_backlog", "100")
         code, report = _salloc(slurm, "node[1-3]", "--hosts", "slurm", "--checks", "sysctl")
     finally:
-        netns.sysctl("node2", "net.core.somaxconn", "65535")
+        netns.sysctl("node2", "net.ipv4.tcp_max_syn_backlog", "65535")
     assert code == 1
-    assert _statuses(report, "sysctl.somaxconn") == {"node1": "pass", "node2": "fail", "node3": "pass"}
+    assert _statuses(report, "sysctl.tcp_max_syn_backlog") == {"node1": "pass", "node2": "fail", "node3": "pass"}
 
 
 def test_srun_transport_host_outside_allocation_is_an_error(slurm: SlurmCluster) -> None:
@@ -154,12 +154,12 @@ def test_max_unhealthy_over_srun_exits_3_and_recommends_no_drain(slurm: SlurmClu
     netns = slurm.cluster
     try:
         for node in ("node1", "node2"):
-            netns.sysctl(node, "net.core.somaxconn", "8192")
+            netns.sysctl(node, "net.ipv4.tcp_max_syn_backlog", "100")  # passes the prolog, fails run's floor
         code, report = _salloc(slurm, "node[1-3]", "--hosts", "slurm", "--checks", "sysctl",
                                "--max-unhealthy", "34%")
     finally:
         for node in ("node1", "node2"):
-            netns.sysctl(node, "net.core.somaxconn", "65535")
+            netns.sysctl(node, "net.ipv4.tcp_max_syn_backlog", "65535")
     assert code == 3
     assert report["drain"]["tripped"] is True and report["drain"]["recommend_drain"] == []
     assert report["drain"]["unhealthy"] == ["node1", "node2"]

@@ -27,7 +27,10 @@ import typer
 from preflight import exit_codes
 
 if TYPE_CHECKING:
-    from preflight.checks.base import Check
+    from collections.abc import Mapping
+
+    from preflight.app import Selection
+    from preflight.inventory import ClusterSpec
     from preflight.model import Report
 
 ENV_SET = "PREFLIGHT_NODE_SET"
@@ -69,20 +72,20 @@ def parse_settings(items: list[str], known: dict[str, dict[str, object]]) -> dic
     return out
 
 
-def node_checks(selected: list[str], skipped: list[str]) -> tuple[list[Check], tuple[str, ...]]:
-    """The node-scope checks to run (plus the families they need) and the ids to report.
+def node_checks(selected: list[str], skipped: list[str]) -> Selection:
+    """The node-scope checks to run (plus the families they need), the ids to report and those to leave out
+    (``preflight.app.select_checks``, scope "node").
 
-    >>> checks, only = node_checks(["sysctl"], [])
-    >>> sorted(c.ident for c in checks), only
-    (['sysctl', 'versions'], ('sysctl',))
+    >>> chosen = node_checks(["sysctl"], ["sysctl.port_range"])
+    >>> sorted(c.ident for c in chosen.checks), chosen.only, chosen.dropped
+    (['sysctl', 'versions'], ('sysctl',), ('sysctl.port_range',))
     """
     from preflight.app import UsageError, select_checks
 
     try:
-        selection = select_checks(selected, skipped, scope="node")
+        return select_checks(selected, skipped, scope="node")
     except UsageError as exc:
         raise NodeUsageError(str(exc)) from None
-    return selection.checks, selection.only
 
 
 def verdict_line(report: Report, host: str) -> str:
@@ -105,11 +108,36 @@ def verdict_line(report: Report, host: str) -> str:
     return line
 
 
+def job_ranks(cluster: ClusterSpec, ranks: int | None, environ: Mapping[str, str]) -> ClusterSpec:
+    """``cluster`` with the job's rank count: ``--ranks``, else Slurm's variables, else unknown (0: the
+    rendezvous thresholds then judge against their floor only). The checks get it as data, never the environment.
+
+    >>> from preflight.inventory import ClusterSpec
+    >>> c = job_ranks(ClusterSpec(devices_per_host=8), None, {"SLURM_JOB_NUM_NODES": "64"})
+    >>> c.ranks, c.ranks_reason
+    (512, 'SLURM_JOB_NUM_NODES=64 x 8 devices')
+    >>> job_ranks(ClusterSpec(), 16, {"SLURM_NTASKS": "4"}).ranks_reason, job_ranks(ClusterSpec(), None, {}).ranks
+    ('--ranks 16', 0)
+    """
+    from dataclasses import replace
+
+    from preflight.ranks import from_slurm
+
+    if ranks is not None:
+        return replace(cluster, ranks=ranks, ranks_reason=f"--ranks {ranks}")
+    found = from_slurm(environ, cluster.devices_per_host)
+    if found is None:
+        return replace(cluster, ranks=0, ranks_reason="unknown: no --ranks and no Slurm job")
+    return replace(cluster, ranks=found.count, ranks_reason=found.why)
+
+
 def run_node(selected: list[str], skipped: list[str], settings: list[str], accelerator: str,
-             devices_per_host: int | None, master_port: int, timeout: float) -> Report:
+             devices_per_host: int | None, master_port: int, timeout: float, ranks: int | None = None,
+             environ: Mapping[str, str] | None = None) -> Report:
     """Run the node checks on this machine through the local transport and return the report.
 
     ``accelerator`` auto asks npu-smi / nvidia-smi; ``devices_per_host`` None takes what they counted (1 on cpu).
+    ``ranks``: the job's rank count (None: from Slurm's variables in ``environ``, default this process's).
     """
     from dataclasses import replace
 
@@ -118,7 +146,7 @@ def run_node(selected: list[str], skipped: list[str], settings: list[str], accel
     from preflight.engine import Engine, RunOptions
     from preflight.transport.local import LocalTransport
 
-    chosen, only = node_checks(selected, skipped)
+    chosen = node_checks(selected, skipped)
     params = parse_settings(settings, known_params())
     try:
         inventory = load_cluster(None, accelerator=accelerator)
@@ -127,10 +155,12 @@ def run_node(selected: list[str], skipped: list[str], settings: list[str], accel
     cluster = replace(inventory.cluster, master_port=master_port)
     if devices_per_host is not None:
         cluster = replace(cluster, devices_per_host=devices_per_host)
+    cluster = job_ranks(cluster, ranks, os.environ if environ is None else environ)
     inventory = replace(inventory, cluster=cluster, params=params)
     budget = max(1.0, timeout - 0.5)  # leave time to judge and print before the hard bound
-    options = RunOptions(parallel=1, host_timeout=budget, command_timeout=budget, only=only)
-    engine = Engine(inventory, chosen, options, transport_factory=lambda host: LocalTransport())
+    options = RunOptions(parallel=1, host_timeout=budget, command_timeout=budget, only=chosen.only,
+                         drop=chosen.dropped)
+    engine = Engine(inventory, chosen.checks, options, transport_factory=lambda host: LocalTransport())
     return engine.run()
 
 
@@ -141,7 +171,7 @@ def register(app: typer.Typer) -> None:
     def node(
         checks: Annotated[list[str] | None, typer.Option("--checks", "-c", help="only these node checks "
                                                           "(families or ids, comma separated)")] = None,
-        skip: Annotated[list[str] | None, typer.Option("--skip", help="skip these checks")] = None,
+        skip: Annotated[list[str] | None, typer.Option("--skip", help="skip these checks or finding ids")] = None,
         settings: Annotated[list[str] | None, typer.Option("--set", help="check parameter family.key=value "
                                                            f"(repeatable; also ${ENV_SET})")] = None,
         accelerator: Annotated[str, typer.Option(help="npu | gpu | cpu | auto (npu-smi / nvidia-smi that work)")
@@ -149,6 +179,10 @@ def register(app: typer.Typer) -> None:
         devices_per_host: Annotated[int | None, typer.Option(help="devices this node should have (default: what "
                                                              "npu-smi / nvidia-smi count)", min=0)] = None,
         master_port: Annotated[int, typer.Option(help="the job's master port", min=1, max=65535)] = 29500,
+        ranks: Annotated[int | None, typer.Option(help="the job's rank count (world size), for the listen-queue "
+                                                  "thresholds (default: from Slurm's SLURM_JOB_NUM_NODES / "
+                                                  "SLURM_NTASKS; without them only the floor applies)", min=1)
+                         ] = None,
         timeout: Annotated[float, typer.Option(help="hard bound on the whole run, seconds", min=1)] = 8.0,
         json_out: Annotated[bool, typer.Option("--json", help="print the JSON report instead")] = False,
         report_dir: Annotated[str | None, typer.Option(help="also write report.json here")] = None,
@@ -175,7 +209,7 @@ def register(app: typer.Typer) -> None:
         items = os.environ.get(ENV_SET, "").split() + list(settings or [])
         try:
             report = run_node(split, skipped, items, accelerator, devices_per_host, master_port,
-                              timeout - (time.monotonic() - start))
+                              timeout - (time.monotonic() - start), ranks)
         except NodeUsageError as exc:
             timer.cancel()
             sys.stderr.write(f"preflight: {exc}\n")

@@ -117,7 +117,7 @@ class Engine:
 
     def report(self, complete: bool = True) -> Report:
         judged = evaluation.evaluate(self.checks, self.inventory, self.gathered, self.facts(), self.outcomes,
-                                     self.options.only)
+                                     self.options.only, self.options.drop)
         return evaluation.build_report(self.inventory, self.checks, self.gathered, judged,
                                        started=self.started.isoformat(timespec="seconds"),
                                        duration_s=(datetime.now(timezone.utc) - self.started).total_seconds(),

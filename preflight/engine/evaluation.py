@@ -71,10 +71,11 @@ def context(check: Check, inventory: Inventory, facts: FactsByCheck) -> EvalCont
 
 def evaluate(checks: Sequence[Check], inventory: Inventory, gathered: Mapping[str, HostGather],
              parsed: tuple[FactsByCheck, list[Finding]], outcomes: Mapping[str, Sequence[StepOutcome]],
-             only: Sequence[str] = ()) -> Judged:
+             only: Sequence[str] = (), drop: Sequence[str] = ()) -> Judged:
     """Every check's findings over every host's facts (``parsed``: from :func:`parse_facts`) and the active
     checks' step outcomes, the hosts' own findings first; a check that crashes is an ``<family>.internal``
-    error, never the end of the run. ``only``: finding-id prefixes to keep (``ssh.*`` always kept)."""
+    error, never the end of the run. ``only``: finding-id prefixes to keep (``ssh.*`` always kept); ``drop``:
+    finding ids to leave out (``--skip ID``)."""
     facts_by_check, problems = parsed
     findings = [f for gather in gathered.values() for f in gather.findings] + problems
     for check in checks:
@@ -94,6 +95,8 @@ def evaluate(checks: Sequence[Check], inventory: Inventory, gathered: Mapping[st
                                     f"{check.family}.internal: {check.ident} crashed: {type(exc).__name__}: {exc}"))
     if only:
         findings = [f for f in findings if f.check.startswith("ssh.") or selected(f.check, only)]
+    if drop:
+        findings = [f for f in findings if f.check not in drop]
     order = {h.name: i for i, h in enumerate(inventory.hosts)}
     return Judged(sorted(findings, key=lambda f: (order.get(f.host or "", -1), f.check)), facts_by_check)
 

@@ -25,6 +25,7 @@ class RunOptions:
     host_timeout: float = 60.0  # bounds one host's whole gather, connect included
     accept_new_host_keys: bool = False
     only: Sequence[str] = ()  # finding-id prefixes to keep (families or dotted ids)
+    drop: Sequence[str] = ()  # finding ids to leave out (`--skip ID`: the check runs, these findings do not show)
     sudo: bool = False  # run probes marked root=True under `sudo -n` (never waits for a password)
 
 
