@@ -185,12 +185,15 @@ class ClusterView:
                            f"{check}: {name} resolves to {', '.join(addrs)}, none of which is an address of {host}",
                            observed=", ".join(addrs), expected="an address of this host", remedy=add)
         if is_loopback(bind):
-            alone = len(self.ctx.hosts) == 1  # a single-node job talks to itself over loopback just fine
-            return finding(check, host, Status.WARN if alone else Status.FAIL,
+            if len(self.ctx.hosts) == 1:  # a single-node job talks to itself over loopback just fine: not a fault
+                return finding(check, host, Status.PASS,
+                               f"{check}: {name} resolves to {bind} (loopback): fine while the job runs on this host "
+                               "alone; a multi-node job needs a non-loopback address here",
+                               observed=f"{name} -> {bind}", expected="a non-loopback address (multi-node only)")
+            return finding(check, host, Status.FAIL,
                            f"{check}: {name} resolves to {bind} (loopback) on {host}: gloo binds loopback and "
                            "peers cannot connect" + (" (Debian's installer maps the host name to 127.0.1.1 in "
-                                                     "/etc/hosts)" if bind == "127.0.1.1" else "")
-                           + (": harmless while the job runs on this host alone" if alone else ""),
+                                                     "/etc/hosts)" if bind == "127.0.1.1" else ""),
                            observed=f"{name} -> {bind}", expected="a non-loopback address", remedy=add)
         return finding(check, host, Status.PASS, f"{check}: {name} resolves to {bind}", observed=f"{name} -> {bind}")
 
