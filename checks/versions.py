@@ -27,6 +27,7 @@ from preflight.checks.base import Check, EvalContext, Facts, finding, majority
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 from preflight.node import source
+from preflight.torch_npu_table import TORCH_NPU_FOR_CANN, torch_for
 
 # Runs on the node as `python -S -c PYTHON_PROBE`: preflight/node/versions.py (its docstring says how and why).
 PYTHON_PROBE = source("versions")
@@ -63,23 +64,15 @@ COMPONENTS = (
 )
 
 
-# CANN release -> torch_npu releases built for it (Ascend/pytorch README "Ascend Auxiliary Software" and
-# Ascend/vision's version table). A torch_npu release also requires the torch release it is named after.
-TORCH_NPU_FOR_CANN: dict[str, tuple[str, ...]] = {
-    "8.5.0": ("2.7.1.post2",),
-    "8.2.RC1": ("2.6.0", "2.5.1.post1", "2.1.0.post13"),
-    "8.1.RC1": ("2.5.1", "2.4.0.post4", "2.3.1.post6", "2.1.0.post12"),
-    "8.0.0": ("2.4.0.post2", "2.3.1.post4", "2.1.0.post10"),
-    "8.0.RC3": ("2.4.0", "2.3.1.post2", "2.1.0.post8"),
-    "8.0.RC2": ("2.3.1", "2.1.0.post6", "1.11.0.post14"),
-}
-
-
 def torch_npu_problem(torch: str | None, torch_npu: str | None, cann: str | None) -> str | None:
     """Why this torch / torch_npu / CANN combination will not work, or None.
 
-    >>> torch_npu_problem("2.4.0", "2.4.0.post2", "8.0.0") is None
-    True
+    The table is Ascend/pytorch's, every row (``preflight.torch_npu_table``). A torch_npu release needs the
+    PyTorch its row names (else the one its name starts with); on a CANN release the table lists, it must be
+    one of the torch_npu releases built for it. A CANN release the table does not list is not judged.
+
+    >>> torch_npu_problem("2.4.0", "2.4.0.post2", "8.0.0") is None, torch_npu_problem("2.9.0", "2.9.0", "8.5.0")
+    (True, None)
     >>> torch_npu_problem("2.4.0", "2.4.0.post2", "8.1.RC1")
     'torch_npu 2.4.0.post2 is not built for CANN 8.1.RC1 (it supports 2.5.1, 2.4.0.post4, 2.3.1.post6, 2.1.0.post12)'
     >>> torch_npu_problem("2.5.1+cpu", "2.4.0.post4", "8.1.RC1")
@@ -87,13 +80,20 @@ def torch_npu_problem(torch: str | None, torch_npu: str | None, cann: str | None
     """
     if not torch_npu:
         return None
-    base = re.split(r"\.post|rc|\+", torch_npu)[0]
-    if torch and torch.split("+")[0] != base:
-        return f"torch_npu {torch_npu} needs torch {base}, found {torch}"
-    supported = TORCH_NPU_FOR_CANN.get(cann or "")
-    if supported and torch_npu.split("+")[0] not in supported:
+    package = torch_npu.split("+")[0].strip()
+    wanted = torch_for(package) or re.split(r"\.post|\.?rc\d|\.?a\d|\.?b\d|\.dev", package)[0]
+    if torch and _release(torch) != _release(wanted):
+        return f"torch_npu {torch_npu} needs torch {wanted}, found {torch}"
+    supported = TORCH_NPU_FOR_CANN.get((cann or "").strip())
+    if supported and package not in supported:
         return f"torch_npu {torch_npu} is not built for CANN {cann} (it supports {', '.join(supported)})"
     return None
+
+
+def _release(version: str) -> str:
+    """The release numbers of a version: ``2.1.0a0+git1`` -> ``2.1.0`` (local and pre-release parts dropped)."""
+    match = re.match(r"\s*v?(\d+(?:\.\d+)*)", version)
+    return match.group(1) if match else version.strip()
 
 
 def parse_install_files(text: str) -> dict[str, str | None]:
@@ -179,7 +179,7 @@ def _judge_torch_npu(facts: Mapping[str, Facts], broken: set[str]) -> list[Findi
                                     expected="a pairing from Ascend/pytorch's compatibility table",
                                     remedy="pip install the torch / torch_npu pair listed for the installed CANN"))
         else:
-            known = (f.get("cann") or "") in TORCH_NPU_FOR_CANN
+            known = (f.get("cann") or "").strip() in TORCH_NPU_FOR_CANN
             findings.append(finding(check, host, Status.PASS if known else Status.SKIP,
                                     f"{check}: {combo}" + ("" if known else " (CANN release not in the table)"),
                                     observed=combo))
