@@ -33,15 +33,36 @@ from preflight.torch_npu_table import TORCH_NPU_FOR_CANN, torch_for
 PYTHON_PROBE = source("versions")
 
 
+# Where CANN's toolkit may be: the job's ASCEND_TOOLKIT_HOME / ASCEND_HOME_PATH (hosts.yaml env:), the same
+# variables in the login environment, a non-root install ($HOME/Ascend), then the default root install.
+# The first root holding an install-info file wins; its path is printed with it.
+TOOLKIT_ENV = ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH")
+_TOOLKIT_ROOTS = ('"${ASCEND_TOOLKIT_HOME:-}" "${ASCEND_HOME_PATH:-}" "$HOME/Ascend/ascend-toolkit/latest" '
+                  "/usr/local/Ascend/ascend-toolkit/latest")
 INSTALL_FILES = r"""
-for f in /usr/local/Ascend/ascend-toolkit/latest/*-linux/ascend_toolkit_install.info \
-         /usr/local/Ascend/ascend-toolkit/latest/ascend_toolkit_install.info; do
-  [ -r "$f" ] && { echo "== toolkit $f"; cat "$f"; echo; }
+pf_seen=
+for r in ROOTS; do
+  [ -n "$r" ] && [ -z "$pf_seen" ] || continue
+  for f in "$r"/*-linux/ascend_toolkit_install.info "$r"/ascend_toolkit_install.info; do
+    [ -r "$f" ] && { echo "== toolkit $f"; cat "$f"; echo; pf_seen=1; }
+  done
 done
 f=/usr/local/Ascend/driver/version.info; [ -r "$f" ] && { echo "== driver $f"; cat "$f"; echo; }
 f=/proc/driver/nvidia/version; [ -r "$f" ] && { echo "== nvidia $f"; cat "$f"; echo; }
 true
 """
+
+
+def install_files_command(env: Mapping[str, str]) -> str:
+    """The install-info probe, looking first where the host's hosts.yaml env points CANN to.
+
+    >>> install_files_command({"ASCEND_HOME_PATH": "/opt/my cann"}).splitlines()[2][:23]
+    "for r in '/opt/my cann'"
+    >>> "$HOME/Ascend/ascend-toolkit/latest" in install_files_command({})
+    True
+    """
+    configured = [shlex.quote(env[name]) for name in TOOLKIT_ENV if env.get(name, "").strip()]
+    return INSTALL_FILES.replace("ROOTS", " ".join([*configured, _TOOLKIT_ROOTS]))
 
 
 @dataclass(frozen=True)
@@ -124,7 +145,7 @@ class VersionsCheck(Check):
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
         return [
             Probe("python", shlex.join([host.python, "-S", "-c", PYTHON_PROBE]), timeout=15),
-            Probe("install_files", INSTALL_FILES, timeout=5),
+            Probe("install_files", install_files_command(host.env), timeout=5),
         ]
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
