@@ -11,9 +11,9 @@ addition; both are looked up on PATH, /usr/local/nvidia/bin, /usr/bin and /usr/s
 ``/sys/class/infiniband`` tells whether there are RDMA devices even when neither tool is installed.
 The locked-memory limit comes from the ``os`` check's facts.
 
-Finding ids: gpu.fabric.ports (every port Active), gpu.fabric.link_layer (same on every host: fail),
-gpu.fabric.rate (same on every host: warn), gpu.fabric.devices (/dev/infiniband/uverbs* present: fail),
-gpu.fabric.memlock (unlimited on hosts with RDMA devices: fail).
+Finding ids: gpu.fabric.ports (every port the job uses Active: see ``_used_down``), gpu.fabric.link_layer
+(same on every host: fail), gpu.fabric.rate (same on every host: warn), gpu.fabric.devices
+(/dev/infiniband/uverbs* present: fail), gpu.fabric.memlock (unlimited on hosts with RDMA devices: fail).
 
 >>> parse_ibstat("CA 'mlx5_0'\\n\\tCA type: MT4129\\n\\tPort 1:\\n\\t\\tState: Active\\n\\t\\tRate: 400\\n"
 ...              "\\t\\tLink layer: InfiniBand\\n")
@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from preflight.ascend.hccn_tool import error_text, find_tool_snippet
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
 from preflight.gpu_tools import tool_command, tool_paths
+from preflight.ib_hca import selected_ports
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 
@@ -170,13 +172,14 @@ class GpuFabricCheck(Check):
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
         os_facts = ctx.other_facts.get("os", {})
+        usage = _usage(facts, ctx)
         with_rdma = sorted(h for h, f in facts.items() if _has_rdma(f))
         layers = {h: _profile(facts[h], "link_layer") for h in facts if facts[h].get("cas")}
         rates = {h: _profile(facts[h], "rate") for h in facts if facts[h].get("cas")}
         findings: list[Finding] = []
         for host in sorted(facts):
             host_facts = facts[host]
-            findings.append(_judge_ports(host, host_facts, with_rdma))
+            findings.append(_judge_ports(host, host_facts, with_rdma, usage[host]))
             if not host_facts.get("cas"):
                 for check in ("gpu.fabric.link_layer", "gpu.fabric.rate"):
                     findings.append(finding(check, host, Status.SKIP, f"{check}: no RDMA port read on {host}"))
@@ -207,7 +210,7 @@ def _profile(host_facts: Facts, key: str) -> str:
     return ", ".join(values) or "unknown"
 
 
-def _judge_ports(host: str, host_facts: Facts, with_rdma: Sequence[str]) -> Finding:
+def _judge_ports(host: str, host_facts: Facts, with_rdma: Sequence[str], usage: PortUsage) -> Finding:
     check = "gpu.fabric.ports"
     tools = host_facts.get("tools") or {}
     errors = host_facts.get("errors") or {}
@@ -240,16 +243,80 @@ def _judge_ports(host: str, host_facts: Facts, with_rdma: Sequence[str]) -> Find
                        "only on a cluster without an RDMA fabric")
     down = [(ca, p) for ca, p in ports if p.get("state") != "Active"]
     listing = ", ".join(f"{ca} port {p['port']}: {p.get('state') or 'unknown'}" for ca, p in ports)
-    if down:
-        bad = ", ".join(f"{ca} port {p['port']}: {p.get('state') or 'unknown'}" for ca, p in down)
+    if not down:
+        return finding(check, host, Status.PASS, f"{check}: every RDMA port is Active on {host}", observed=listing,
+                       expected="Active")
+    used, unused, why = _used_down(host, down, ports, usage)
+    notes = f" ({why}: {', '.join(_name(ca, p) for ca, p in unused)})" if unused else ""
+    if used:
+        bad = ", ".join(_name(ca, p) for ca, p in used)
+        reason = (f"named by NCCL_IB_HCA={usage.spec}" if usage.spec is not None
+                  else f"Active on most other hosts: {', '.join(_active_on(used, usage))}")
         return finding(check, host, Status.FAIL,
-                       f"{check}: RDMA ports not Active on {host} ({bad}): NCCL cannot use them (Down: no link; "
-                       "Initializing: no subnet manager); exclude unused ones with NCCL_IB_HCA",
-                       observed=bad, expected="State: Active on every port",
-                       remedy=f"ibstat {down[0][0]} {down[0][1]['port']}  # check the cable / switch port; "
+                       f"{check}: RDMA ports the job would use are not Active on {host} ({bad}; {reason}): NCCL "
+                       f"cannot use them (Down: no link; Initializing: no subnet manager){notes}",
+                       observed=bad, expected="State: Active on every port NCCL uses",
+                       remedy=f"ibstat {used[0][0]} {used[0][1]['port']}  # check the cable / switch port; "
                               "Initializing: start opensm (systemctl start opensm) on the fabric")
-    return finding(check, host, Status.PASS, f"{check}: every RDMA port is Active on {host}", observed=listing,
-                   expected="Active")
+    if not any(p.get("state") == "Active" for _, p in ports) and usage.spec is None:
+        return finding(check, host, Status.WARN,
+                       f"{check}: no RDMA port is Active on {host} (nor on any host): NCCL falls back to TCP "
+                       f"sockets, far slower than RDMA ({listing})", observed=listing, expected="Active ports",
+                       remedy=f"ibstat {down[0][0]} {down[0][1]['port']}  # check the cables / switch ports")
+    return finding(check, host, Status.PASS, f"{check}: every RDMA port NCCL would use is Active on {host}{notes}",
+                   observed=listing, expected="Active on every port NCCL uses")
+
+
+@dataclass(frozen=True)
+class PortUsage:
+    """Which ports the job uses: NCCL_IB_HCA from a host's env, else how many hosts have each port Active."""
+
+    spec: str | None  # NCCL_IB_HCA (hosts.yaml env); None: unset
+    active: Mapping[tuple[str, int], Sequence[str]]  # (device, port) -> the hosts where it is Active
+    hosts: int  # hosts whose ports were read
+
+
+def _usage(facts: Mapping[str, Facts], ctx: EvalContext) -> dict[str, PortUsage]:
+    active: dict[tuple[str, int], list[str]] = {}
+    read = [h for h in facts if _ports(facts[h])]
+    for host in read:
+        for ca, port in _ports(facts[host]):
+            if port.get("state") == "Active" and isinstance(port.get("port"), int):
+                active.setdefault((ca, port["port"]), []).append(host)
+    envs = {h.name: h.env for h in ctx.hosts}
+    usage = {}
+    for host in facts:
+        spec = envs.get(host, {}).get("NCCL_IB_HCA")
+        usage[host] = PortUsage(spec if spec and spec.strip() else None, active, len(read))
+    return usage
+
+
+def _used_down(host: str, down: list[tuple[str, dict[str, Any]]], ports: list[tuple[str, dict[str, Any]]],
+               usage: PortUsage) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, dict[str, Any]]], str]:
+    """The down ports the job would use, the ones it would not, and why those are unused.
+
+    With NCCL_IB_HCA set, the ports it selects are used. Unset, NCCL uses every Active port: a port down here
+    but Active on most of the other hosts is a port this host lacks; one down on most hosts is unused (a spare
+    second port, a storage NIC without a cable): not this host's fault, not a fail.
+    """
+    if usage.spec is not None:
+        chosen = set(selected_ports(usage.spec, [(ca, int(p["port"])) for ca, p in ports]))
+        used = [(ca, p) for ca, p in down if (ca, p["port"]) in chosen]
+        return used, [item for item in down if item not in used], f"not in NCCL_IB_HCA={usage.spec}"
+    used = [(ca, p) for ca, p in down if 2 * len(usage.active.get((ca, p["port"]), ())) > usage.hosts - 1]
+    unused = [item for item in down if item not in used]
+    nowhere = all(not usage.active.get((ca, p["port"])) for ca, p in unused)
+    return used, unused, ("down on every host: unused" if nowhere
+                          else "down on most hosts: unused")
+
+
+def _active_on(used: list[tuple[str, dict[str, Any]]], usage: PortUsage) -> list[str]:
+    return [f"{ca} port {p['port']} on {len(usage.active.get((ca, p['port']), ()))} of the {usage.hosts - 1} others"
+            for ca, p in used]
+
+
+def _name(ca: str, port: Mapping[str, Any]) -> str:
+    return f"{ca} port {port['port']}: {port.get('state') or 'unknown'}"
 
 
 def _judge_same(host: str, check: str, values: Mapping[str, str], status: Status, effect: str) -> Finding:

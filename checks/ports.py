@@ -1,10 +1,14 @@
 """ports: the job's ports reserved for it and free: HCCL's host ports on NPU nodes, the master port.
 
 HCCL (root-info communicator init) binds ``HCCL_IF_BASE_PORT`` (default 60000) and the next ports:
-16 in all, 32 from CANN 8.5 on. Ascend asks for them in ``net.ipv4.ip_local_reserved_ports``,
-because the default ephemeral range (32768-60999) contains them and any outgoing connection may
-be given one as its source port first. And a port some other process already listens on (a stale
-job, a forgotten rendezvous store) makes ``init_process_group`` fail with "address already in use".
+16 in all up to CANN 8.0, 32 from CANN 8.2.RC1 on (32 advised where the release leaves it in doubt), or
+the ports ``HCCL_HOST_SOCKET_PORT_RANGE`` lists (CANN 8.1.RC1 on; ``auto``: the OS picks); worked out in
+``preflight.ports.hccl_host_ports``, shared with the firewall check. Ascend asks for them in
+``net.ipv4.ip_local_reserved_ports``, because the default ephemeral range (32768-60999) contains them
+and any outgoing connection may be given one as its source port first. A port outside
+``net.ipv4.ip_local_port_range`` is never handed out that way: it needs no reservation. And a port some
+other process already listens on (a stale job, a forgotten rendezvous store) makes ``init_process_group``
+fail with "address already in use".
 
 Listening sockets come from ``ss -ltnpH`` (process names need root), or from ``/proc/net/tcp`` and
 ``/proc/net/tcp6`` (state 0A) when ss is missing or fails.
@@ -33,14 +37,14 @@ from preflight.ports import (
     HCCL_BASE_DEFAULT,
     HCCL_BASE_ENV,
     HCCL_BASE_RANGE,
-    HCCL_PORTS_WIDE,
-    HCCL_WIDE_FROM,
+    HCCL_RANGE_ENV,
     RESERVED_KEY,
     HcclPorts,
     Range,
     format_port_list,
-    hccl_base,
+    hccl_host_ports,
     hccl_ports,
+    intersect,
     parse_port_list,
     reserve_remedy,
     uncovered,
@@ -81,6 +85,7 @@ def listening_command(ports: Iterable[int]) -> str:
 
 
 _RESERVED = "cat /proc/sys/net/ipv4/ip_local_reserved_ports"  # numeric sysctl: not read_line
+PORT_RANGE_KEY = "net.ipv4.ip_local_port_range"  # read by sysctl (needed): a port outside it needs no reservation
 
 
 # --- listening sockets -----------------------------------------------------------------------
@@ -150,16 +155,20 @@ def parse_proc_net_tcp(text: str) -> list[dict[str, Any]]:
 
 
 def job_ports(host: Host, cluster: ClusterSpec) -> list[int]:
-    """The ports a job binds on ``host``: the master port on the master, HCCL's (the wider CANN 8.5 count) on npu.
+    """The ports a job binds on ``host``: the master port on the master, HCCL's (the wider count) on npu.
 
     >>> job_ports(Host("n1", "n1"), ClusterSpec(master="n1", master_port=29500))
     [29500]
     >>> job_ports(Host("n2", "n2", env={"HCCL_IF_BASE_PORT": "50000"}), ClusterSpec(accelerator="npu"))[::31]
     [50000, 50031]
+    >>> job_ports(Host("n2", "n2", env={"HCCL_HOST_SOCKET_PORT_RANGE": "61000-61001"}), ClusterSpec(accelerator="npu"))
+    [61000, 61001]
     """
     ports = [cluster.master_port] if host.name == cluster.master else []
-    base = hccl_base(host.env) if cluster.accelerator == "npu" else None
-    return ports + (list(range(base, min(base + HCCL_PORTS_WIDE, 65536))) if base is not None else [])
+    if cluster.accelerator == "npu":
+        for low, high in hccl_host_ports(host.env, None).advised:
+            ports += range(low, high + 1)
+    return ports
 
 
 class PortsCheck(Check):
@@ -167,7 +176,7 @@ class PortsCheck(Check):
     ids = ("ports.reserved", "ports.listening")
     order = 30
     summary = "HCCL ports reserved in ip_local_reserved_ports (npu); master and HCCL ports not already listened on"
-    needs = ("versions",)
+    needs = ("versions", "sysctl")  # the CANN version (how many HCCL ports); the ephemeral range
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
         """Only what this host is judged on: the reservation on npu, the sockets where a job port lives.
@@ -219,45 +228,85 @@ class PortsCheck(Check):
         for host in sorted(facts):
             hccl = hccl_ports(host, ctx) if npu else None
             if hccl is not None:
-                findings.append(_judge_reserved(host, facts[host], hccl))
+                findings.append(_judge_reserved(host, facts[host], hccl, _window(host, ctx)))
             findings.append(_judge_listening(host, facts[host], ctx, hccl))
         return findings
 
 
-def _judge_reserved(host: str, facts: Facts, hccl: HcclPorts) -> Finding:
+def _port_range(text: str) -> list[int] | None:
+    """``32768\\t60999`` -> [32768, 60999]; junk -> None.
+
+    >>> _port_range("32768\\t60999\\n"), _port_range("1 2 3")
+    ([32768, 60999], None)
+    """
+    fields = text.split()
+    if len(fields) == 2 and all(f.isdecimal() for f in fields) and int(fields[0]) <= int(fields[1]) <= 65535:
+        return [int(fields[0]), int(fields[1])]
+    return None
+
+
+def _window(host: str, ctx: EvalContext) -> Range | None:
+    """The host's ephemeral range from the sysctl check's facts; None when they hold none."""
+    ports = ctx.other_facts.get("sysctl", {}).get(host, {}).get("ports")
+    window = _port_range(str(ports.get(PORT_RANGE_KEY) or "")) if isinstance(ports, Mapping) else None
+    return (window[0], window[1]) if window else None
+
+
+def _judge_reserved(host: str, facts: Facts, hccl: HcclPorts, window: Range | None) -> Finding:
     check = "ports.reserved"
     low, high = HCCL_BASE_RANGE
-    if hccl.base is None:
+    if hccl.auto:
+        return finding(check, host, Status.PASS, f"{check}: {hccl.setting}: HCCL takes its host ports from the OS, "
+                       "so there is nothing to reserve", observed=hccl.setting, expected="nothing to reserve")
+    if not hccl.usable:
+        if hccl.setting.startswith(HCCL_RANGE_ENV):
+            wanted = f"{HCCL_RANGE_ENV} as ports and ranges in 1-65535, comma-separated, not overlapping, or auto"
+            fix = f"set {HCCL_RANGE_ENV} under env: in hosts.yaml (and in the job) to e.g. 60000-60031, or auto"
+        else:
+            wanted = f"{HCCL_BASE_ENV} in {low}-{high}"
+            fix = (f"set {HCCL_BASE_ENV} under env: in hosts.yaml (and in the job) to a port in {low}-{high}, "
+                   f"or drop it for the default {HCCL_BASE_DEFAULT}")
         return finding(check, host, Status.FAIL,
-                       f"{check}: {hccl.setting} in hosts.yaml is not a port in {low}-{high}: HCCL cannot use it",
-                       observed=hccl.setting, expected=f"{HCCL_BASE_ENV} in {low}-{high}",
-                       remedy=f"set {HCCL_BASE_ENV} under env: in hosts.yaml (and in the job) to a port in "
-                              f"{low}-{high}, or drop it for the default {HCCL_BASE_DEFAULT}")
+                       f"{check}: {hccl.setting} in hosts.yaml is not usable ({wanted}): HCCL cannot use it",
+                       observed=hccl.setting, expected=wanted, remedy=fix)
     raw = facts.get("reserved_ports")
     reserved = parse_port_list(raw if isinstance(raw, str) else None)
     if reserved is None:
         return finding(check, host, Status.ERROR, f"{check}: could not read {RESERVED_KEY}",
                        observed=None if raw is None else str(raw), expected=f"{hccl.text} reserved")
     observed = format_port_list(reserved) or "(none)"
-    missing = uncovered(hccl.range, reserved)
+
+    def exposed(ranges: tuple[Range, ...]) -> list[Range]:
+        """The ports of ``ranges`` neither reserved nor outside the ephemeral range (unknown: all of it)."""
+        missing = [r for wanted in ranges for r in uncovered(wanted, reserved)]
+        return [r for m in missing for r in (intersect([m], window) if window else [m])]
+
+    wide = hccl.widened()
+    missing, wide_missing = exposed(hccl.ranges), exposed(wide.ranges)
+    remedy = reserve_remedy(reserved, wide.ranges)
     if missing:
         return finding(
             check, host, Status.FAIL,
             f"{check}: HCCL ports {hccl.text} are not all in {RESERVED_KEY}: {format_port_list(missing)} missing "
             f"({hccl.why}); an outgoing connection can be given one of them as its source port first, and HCCL "
             "then fails to bind it during communicator init",
-            observed=observed, expected=f"{hccl.text} reserved", remedy=reserve_remedy(reserved, [hccl.range]))
-    wide = hccl.widened()
-    wide_missing = uncovered(wide.range, reserved)
-    if not hccl.cann_known and wide_missing:
-        wide_from = ".".join(map(str, HCCL_WIDE_FROM))
+            observed=observed, expected=f"{wide.text} reserved", remedy=remedy)
+    if wide_missing:
         return finding(
             check, host, Status.WARN,
-            f"{check}: HCCL ports {hccl.text} are reserved, enough before CANN {wide_from}, but CANN {wide_from} "
-            f"and newer use {HCCL_PORTS_WIDE} ports and {format_port_list(wide_missing)} is not reserved "
-            f"({hccl.why})",
-            observed=observed, expected=f"{wide.text} reserved", remedy=reserve_remedy(reserved, [wide.range]))
-    return finding(check, host, Status.PASS, f"{check}: HCCL ports {hccl.text} reserved ({hccl.why})",
+            f"{check}: HCCL ports {hccl.text} are reserved, but HCCL may use {wide.count} ports here and "
+            f"{format_port_list(wide_missing)} is not reserved ({hccl.why}); reserving {wide.text} is harmless",
+            observed=observed, expected=f"{wide.text} reserved", remedy=remedy)
+    notes = []
+    outside = [r for wanted in hccl.ranges for r in uncovered(wanted, reserved)]
+    if outside and window:
+        notes.append(f"{format_port_list(outside)} not reserved but outside {PORT_RANGE_KEY} "
+                     f"({window[0]}-{window[1]}): the kernel never hands those out as source ports")
+    if hccl.count < 32 and hccl.cann and not hccl.cann.startswith("assumed"):
+        notes.append("CANN 8.2.RC1 and later use 32: reserving 32 now is harmless")
+    note = f"; {'; '.join(notes)}" if notes else ""
+    state = "reserved" if not outside else "reserved where the kernel could hand them out"
+    return finding(check, host, Status.PASS, f"{check}: HCCL ports {hccl.text} {state} ({hccl.why}){note}",
                    observed=observed, expected=f"{hccl.text} reserved")
 
 
@@ -267,8 +316,9 @@ def _judge_listening(host: str, facts: Facts, ctx: EvalContext, hccl: HcclPorts 
     if host == ctx.cluster.master:
         port = ctx.cluster.master_port
         targets.append((f"master port {port}", (port, port), "or set cluster.master_port to a free port"))
-    if hccl is not None and hccl.base is not None:
-        targets.append((f"HCCL ports {hccl.text}", hccl.range, f"or set {HCCL_BASE_ENV} to a free range"))
+    if hccl is not None:
+        var = HCCL_RANGE_ENV if hccl.setting.startswith(HCCL_RANGE_ENV) else HCCL_BASE_ENV
+        targets += [(f"HCCL ports {hccl.text}", r, f"or set {var} to a free range") for r in hccl.ranges]
     if not targets:
         return finding(check, host, Status.SKIP, f"{check}: no job port to check on {host} (not the master, and "
                        "HCCL ports are checked on npu clusters only)")
@@ -295,7 +345,7 @@ def _judge_listening(host: str, facts: Facts, ctx: EvalContext, hccl: HcclPorts 
                 who = ("a process ss cannot name (run as root to see it)" if facts.get("source") == "ss"
                        else f"a process ({facts.get('ss') or 'no ss'}: read from /proc/net/tcp, no process names)")
             where = str(item.get("address") or "?") + (f"%{item['interface']}" if item.get("interface") else "")
-            label = what if low == high else f"HCCL port {item['port']}"
+            label = what if what.startswith("master") else f"HCCL port {item['port']}"
             problems.append(f"{label} is held by {who} on {where}")
     if problems:
         if unnamed or not pids:

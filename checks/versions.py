@@ -27,20 +27,42 @@ from preflight.checks.base import Check, EvalContext, Facts, finding, majority
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 from preflight.node import source
+from preflight.torch_npu_table import TORCH_NPU_FOR_CANN, torch_for
 
 # Runs on the node as `python -S -c PYTHON_PROBE`: preflight/node/versions.py (its docstring says how and why).
 PYTHON_PROBE = source("versions")
 
 
+# Where CANN's toolkit may be: the job's ASCEND_TOOLKIT_HOME / ASCEND_HOME_PATH (hosts.yaml env:), the same
+# variables in the login environment, a non-root install ($HOME/Ascend), then the default root install.
+# The first root holding an install-info file wins; its path is printed with it.
+TOOLKIT_ENV = ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH")
+_TOOLKIT_ROOTS = ('"${ASCEND_TOOLKIT_HOME:-}" "${ASCEND_HOME_PATH:-}" "$HOME/Ascend/ascend-toolkit/latest" '
+                  "/usr/local/Ascend/ascend-toolkit/latest")
 INSTALL_FILES = r"""
-for f in /usr/local/Ascend/ascend-toolkit/latest/*-linux/ascend_toolkit_install.info \
-         /usr/local/Ascend/ascend-toolkit/latest/ascend_toolkit_install.info; do
-  [ -r "$f" ] && { echo "== toolkit $f"; cat "$f"; echo; }
+pf_seen=
+for r in ROOTS; do
+  [ -n "$r" ] && [ -z "$pf_seen" ] || continue
+  for f in "$r"/*-linux/ascend_toolkit_install.info "$r"/ascend_toolkit_install.info; do
+    [ -r "$f" ] && { echo "== toolkit $f"; cat "$f"; echo; pf_seen=1; }
+  done
 done
 f=/usr/local/Ascend/driver/version.info; [ -r "$f" ] && { echo "== driver $f"; cat "$f"; echo; }
 f=/proc/driver/nvidia/version; [ -r "$f" ] && { echo "== nvidia $f"; cat "$f"; echo; }
 true
 """
+
+
+def install_files_command(env: Mapping[str, str]) -> str:
+    """The install-info probe, looking first where the host's hosts.yaml env points CANN to.
+
+    >>> install_files_command({"ASCEND_HOME_PATH": "/opt/my cann"}).splitlines()[2][:23]
+    "for r in '/opt/my cann'"
+    >>> "$HOME/Ascend/ascend-toolkit/latest" in install_files_command({})
+    True
+    """
+    configured = [shlex.quote(env[name]) for name in TOOLKIT_ENV if env.get(name, "").strip()]
+    return INSTALL_FILES.replace("ROOTS", " ".join([*configured, _TOOLKIT_ROOTS]))
 
 
 @dataclass(frozen=True)
@@ -63,23 +85,15 @@ COMPONENTS = (
 )
 
 
-# CANN release -> torch_npu releases built for it (Ascend/pytorch README "Ascend Auxiliary Software" and
-# Ascend/vision's version table). A torch_npu release also requires the torch release it is named after.
-TORCH_NPU_FOR_CANN: dict[str, tuple[str, ...]] = {
-    "8.5.0": ("2.7.1.post2",),
-    "8.2.RC1": ("2.6.0", "2.5.1.post1", "2.1.0.post13"),
-    "8.1.RC1": ("2.5.1", "2.4.0.post4", "2.3.1.post6", "2.1.0.post12"),
-    "8.0.0": ("2.4.0.post2", "2.3.1.post4", "2.1.0.post10"),
-    "8.0.RC3": ("2.4.0", "2.3.1.post2", "2.1.0.post8"),
-    "8.0.RC2": ("2.3.1", "2.1.0.post6", "1.11.0.post14"),
-}
-
-
 def torch_npu_problem(torch: str | None, torch_npu: str | None, cann: str | None) -> str | None:
     """Why this torch / torch_npu / CANN combination will not work, or None.
 
-    >>> torch_npu_problem("2.4.0", "2.4.0.post2", "8.0.0") is None
-    True
+    The table is Ascend/pytorch's, every row (``preflight.torch_npu_table``). A torch_npu release needs the
+    PyTorch its row names (else the one its name starts with); on a CANN release the table lists, it must be
+    one of the torch_npu releases built for it. A CANN release the table does not list is not judged.
+
+    >>> torch_npu_problem("2.4.0", "2.4.0.post2", "8.0.0") is None, torch_npu_problem("2.9.0", "2.9.0", "8.5.0")
+    (True, None)
     >>> torch_npu_problem("2.4.0", "2.4.0.post2", "8.1.RC1")
     'torch_npu 2.4.0.post2 is not built for CANN 8.1.RC1 (it supports 2.5.1, 2.4.0.post4, 2.3.1.post6, 2.1.0.post12)'
     >>> torch_npu_problem("2.5.1+cpu", "2.4.0.post4", "8.1.RC1")
@@ -87,13 +101,20 @@ def torch_npu_problem(torch: str | None, torch_npu: str | None, cann: str | None
     """
     if not torch_npu:
         return None
-    base = re.split(r"\.post|rc|\+", torch_npu)[0]
-    if torch and torch.split("+")[0] != base:
-        return f"torch_npu {torch_npu} needs torch {base}, found {torch}"
-    supported = TORCH_NPU_FOR_CANN.get(cann or "")
-    if supported and torch_npu.split("+")[0] not in supported:
+    package = torch_npu.split("+")[0].strip()
+    wanted = torch_for(package) or re.split(r"\.post|\.?rc\d|\.?a\d|\.?b\d|\.dev", package)[0]
+    if torch and _release(torch) != _release(wanted):
+        return f"torch_npu {torch_npu} needs torch {wanted}, found {torch}"
+    supported = TORCH_NPU_FOR_CANN.get((cann or "").strip())
+    if supported and package not in supported:
         return f"torch_npu {torch_npu} is not built for CANN {cann} (it supports {', '.join(supported)})"
     return None
+
+
+def _release(version: str) -> str:
+    """The release numbers of a version: ``2.1.0a0+git1`` -> ``2.1.0`` (local and pre-release parts dropped)."""
+    match = re.match(r"\s*v?(\d+(?:\.\d+)*)", version)
+    return match.group(1) if match else version.strip()
 
 
 def parse_install_files(text: str) -> dict[str, str | None]:
@@ -125,7 +146,7 @@ class VersionsCheck(Check):
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
         return [
             Probe("python", shlex.join([host.python, "-S", "-c", PYTHON_PROBE]), timeout=15),
-            Probe("install_files", INSTALL_FILES, timeout=5),
+            Probe("install_files", install_files_command(host.env), timeout=5),
         ]
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
@@ -180,7 +201,7 @@ def _judge_torch_npu(facts: Mapping[str, Facts], broken: set[str]) -> list[Findi
                                     expected="a pairing from Ascend/pytorch's compatibility table",
                                     remedy="pip install the torch / torch_npu pair listed for the installed CANN"))
         else:
-            known = (f.get("cann") or "") in TORCH_NPU_FOR_CANN
+            known = (f.get("cann") or "").strip() in TORCH_NPU_FOR_CANN
             findings.append(finding(check, host, Status.PASS if known else Status.SKIP,
                                     f"{check}: {combo}" + ("" if known else " (CANN release not in the table)"),
                                     observed=combo))

@@ -22,7 +22,6 @@ HCCL_BASE_ENV = "HCCL_IF_BASE_PORT"
 HCCL_BASE_DEFAULT = 60000
 HCCL_PORTS = 16
 HCCL_PORTS_WIDE = 32
-HCCL_WIDE_FROM = (8, 5)  # CANN release that widened HCCL's host port range to 32
 HCCL_BASE_RANGE = (1024, 65520)  # what the CANN docs allow for HCCL_IF_BASE_PORT
 RESERVED_KEY = "net.ipv4.ip_local_reserved_ports"
 SYSCTL_CONF = "/etc/sysctl.d/90-preflight.conf"
@@ -127,6 +126,24 @@ def reserve_remedy(current: Sequence[Range], add: Iterable[Range]) -> str:
 
 
 # --- which ports HCCL uses on a host ---------------------------------------------------------
+#
+# How many ports HCCL_IF_BASE_PORT opens, per CANN's own page for it (envref_07_0074, "配置后系统默认占用以该端口
+# 起始的N个端口"), release by release (copies of the pages: docs/versions-and-ports.md):
+#   16: 5.0.4.6, 6.3.RC2, 8.0.0.alpha002, 8.0.0 commercial, 8.2.RC1.alpha002 community
+#       https://www.hiascend.com/document/detail/zh/canncommercial/800/apiref/envvar/envref_07_0074.html
+#   32: 8.2.RC1 commercial (the first page found saying 32), 8.5.0, 9.0.0, 9.1.0-beta.1
+#       https://www.hiascend.com/document/detail/zh/canncommercial/82RC1/maintenref/envvar/envref_07_0074.html
+#       https://www.hiascend.com/document/detail/zh/canncommercial/850/maintenref/envvar/envref_07_0074.html
+# No page was found for 8.1.RC1 or 8.3.RC1/RC2. The count only ever grew, so releases up to 8.0.x use 16 and
+# releases from 8.2.RC1 (commercial) on use 32; 8.1.x and the 8.2 pre-releases are in doubt, as is an unknown
+# release: there 16 are needed for sure and 32 are advised (reserving 32 is harmless).
+
+HCCL_RANGE_ENV = "HCCL_HOST_SOCKET_PORT_RANGE"  # envref_07_0143: overrides HCCL_IF_BASE_PORT; ports, ranges or auto
+HCCL_RANGE_FROM = (8, 1)  # CANN 8.1.RC1: the first release with HCCL_HOST_SOCKET_PORT_RANGE
+HCCL_NARROW_UNTIL = (8, 0)  # the last release whose pages say 16 ports
+HCCL_WIDE_FROM = (8, 2)  # CANN 8.2.RC1 (commercial): the first page saying 32 ports
+_PRERELEASE = re.compile(r"alpha|beta", re.I)
+
 
 def cann_release(version: str | None) -> tuple[int, int] | None:
     """(major, minor) of a CANN version string, or None.
@@ -138,32 +155,73 @@ def cann_release(version: str | None) -> tuple[int, int] | None:
     return (int(match[1]), int(match[2] or 0)) if match else None
 
 
+def hccl_port_count(cann: str) -> tuple[int, int, str] | None:
+    """(ports HCCL_IF_BASE_PORT surely opens, ports to reserve, why) for a CANN version; None if unreadable.
+
+    >>> hccl_port_count("8.0.0")
+    (16, 16, 'for CANN 8.0.0 (the docs say 16 up to CANN 8.0.0)')
+    >>> hccl_port_count("8.2.RC1")[:2], hccl_port_count("8.3.RC2")[:2], hccl_port_count("8.2.RC1.alpha002")[:2]
+    ((32, 32), (32, 32), (16, 32))
+    >>> hccl_port_count("8.1.RC1")
+    (16, 32, 'for CANN 8.1.RC1: no CANN page settles 16 or 32 for this release (32 to be safe)')
+    """
+    release = cann_release(cann)
+    if release is None:
+        return None
+    if release <= HCCL_NARROW_UNTIL:
+        return HCCL_PORTS, HCCL_PORTS, f"for CANN {cann} (the docs say 16 up to CANN 8.0.0)"
+    if release > HCCL_WIDE_FROM or (release == HCCL_WIDE_FROM and not _PRERELEASE.search(cann)):
+        return HCCL_PORTS_WIDE, HCCL_PORTS_WIDE, f"for CANN {cann} (the docs say 32 from CANN 8.2.RC1 on)"
+    return HCCL_PORTS, HCCL_PORTS_WIDE, (f"for CANN {cann}: no CANN page settles 16 or 32 for this release "
+                                         "(32 to be safe)")
+
+
 @dataclass(frozen=True)
 class HcclPorts:
-    """HCCL's host port range on one host and how it was worked out (for the findings' messages)."""
+    """HCCL's host ports on one host and how they were worked out (for the findings' messages).
 
-    base: int | None  # None: HCCL_IF_BASE_PORT is not a usable port
-    count: int
-    setting: str  # "HCCL_IF_BASE_PORT=60000 by default" or as set in hosts.yaml
-    cann: str  # "for CANN 8.0.0 (< 8.5)" or "assumed: CANN version unknown, no CANN toolkit found"
-    cann_known: bool  # False: the count assumed a CANN before 8.5, which newer CANN outgrows
+    ``ranges``: the ports HCCL binds for sure; ``advised``: what to reserve (wider where the CANN release
+    leaves 16 or 32 in doubt). Both empty with ``auto`` (HCCL_HOST_SOCKET_PORT_RANGE=auto: the OS picks) or
+    when the setting is not usable (``usable`` False).
+    """
+
+    ranges: tuple[Range, ...]
+    advised: tuple[Range, ...]
+    setting: str  # "HCCL_IF_BASE_PORT=60000 by default", as set in hosts.yaml, or HCCL_HOST_SOCKET_PORT_RANGE=...
+    cann: str  # "for CANN 8.0.0 (...)"; "" when the count does not depend on it (a port range is set)
+    usable: bool = True  # False: the setting is not a port (range) HCCL can use
+    auto: bool = False  # HCCL_HOST_SOCKET_PORT_RANGE=auto
+
+    @property
+    def base(self) -> int | None:
+        """The first port (HCCL_IF_BASE_PORT when that decides), None when no fixed port is known."""
+        return self.ranges[0][0] if self.ranges else None
+
+    @property
+    def count(self) -> int:
+        return sum(high - low + 1 for low, high in self.ranges)
 
     @property
     def range(self) -> Range:
-        base = self.base or 0
-        return base, min(base + self.count - 1, 65535)
+        """The first range (the only one unless HCCL_HOST_SOCKET_PORT_RANGE lists several): prefer ``ranges``."""
+        return self.ranges[0] if self.ranges else (0, 0)
 
     @property
     def text(self) -> str:
-        return format_port_list([self.range])
+        return format_port_list(self.ranges)
+
+    @property
+    def cann_known(self) -> bool:
+        """False: the count was assumed (release unknown or in doubt) and ``advised`` is wider."""
+        return self.ranges == self.advised
 
     @property
     def why(self) -> str:
-        return f"{self.setting}; {self.count} ports {self.cann}"
+        return f"{self.setting}; {self.count} ports {self.cann}" if self.cann else self.setting
 
     def widened(self) -> HcclPorts:
-        """The same base with the count of CANN >= 8.5."""
-        return HcclPorts(self.base, HCCL_PORTS_WIDE, self.setting, self.cann, True)
+        """What to reserve as the ports HCCL binds."""
+        return HcclPorts(self.advised, self.advised, self.setting, self.cann, self.usable, self.auto)
 
 
 def hccl_base(env: Mapping[str, str]) -> int | None:
@@ -179,29 +237,84 @@ def hccl_base(env: Mapping[str, str]) -> int | None:
     return int(text) if text.isdecimal() and HCCL_BASE_RANGE[0] <= int(text) <= HCCL_BASE_RANGE[1] else None
 
 
+def socket_port_range(raw: str) -> list[Range] | None:
+    """HCCL_HOST_SOCKET_PORT_RANGE's ports: ports and ranges in [1, 65535], comma-separated, not overlapping.
+
+    None when it is not such a list ("auto" is the caller's to handle).
+
+    >>> socket_port_range("60000,60050-60100"), socket_port_range("60000-60010,60005"), socket_port_range("0")
+    ([(60000, 60000), (60050, 60100)], None, None)
+    """
+    ranges = parse_port_list(raw)
+    if not ranges or any(low < 1 for low, _ in ranges):
+        return None
+    ordered = sorted(ranges)
+    if any(b[0] <= a[1] for a, b in zip(ordered, ordered[1:], strict=False)):
+        return None
+    return ranges
+
+
+def hccl_host_ports(env: Mapping[str, str], cann: str | None, unknown: str = "no CANN toolkit found") -> HcclPorts:
+    """HCCL's host ports from a host's env and its CANN version: the one place both are read.
+
+    HCCL_HOST_SOCKET_PORT_RANGE (CANN 8.1.RC1 on) overrides HCCL_IF_BASE_PORT; "auto" leaves the ports to the
+    OS. Else HCCL_IF_BASE_PORT (default 60000) and the count its CANN release's page gives (``hccl_port_count``).
+    ``unknown``: why the CANN version is unknown when ``cann`` is None.
+
+    >>> hccl_host_ports({"HCCL_HOST_SOCKET_PORT_RANGE": "61000-61003,62000"}, "8.1.RC1").ranges
+    ((61000, 61003), (62000, 62000))
+    >>> hccl_host_ports({"HCCL_HOST_SOCKET_PORT_RANGE": "61000-61003"}, "8.0.0").why
+    'HCCL_IF_BASE_PORT=60000 by default (HCCL_HOST_SOCKET_PORT_RANGE is ignored before CANN 8.1.RC1); 16 ports \
+for CANN 8.0.0 (the docs say 16 up to CANN 8.0.0)'
+    >>> ports = hccl_host_ports({}, None)
+    >>> ports.text, format_port_list(ports.advised), ports.why
+    ('60000-60015', '60000-60031', 'HCCL_IF_BASE_PORT=60000 by default; 16 ports assumed: CANN version unknown, \
+no CANN toolkit found')
+    """
+    counts = hccl_port_count(cann) if cann else None
+    release = cann_release(cann) if counts else None
+    socket_raw = env.get(HCCL_RANGE_ENV)
+    ignored = ""
+    if socket_raw is not None and socket_raw.strip():
+        setting = f"{HCCL_RANGE_ENV}={socket_raw.strip()}"
+        if release is not None and release < HCCL_RANGE_FROM:
+            ignored = f" ({HCCL_RANGE_ENV} is ignored before CANN 8.1.RC1)"
+        elif socket_raw.strip().lower() == "auto":
+            return HcclPorts((), (), setting, "", auto=True)
+        else:
+            ranges = socket_port_range(socket_raw)
+            found = tuple(merge_ranges(ranges or []))
+            return HcclPorts(found, found, setting, "", usable=ranges is not None)
+    raw = env.get(HCCL_BASE_ENV)
+    setting = (f"{HCCL_BASE_ENV}={HCCL_BASE_DEFAULT} by default" if raw is None else f"{HCCL_BASE_ENV}={raw}") + ignored
+    base = hccl_base(env)
+    if counts is None:
+        why = f"unreadable CANN version {cann!r}" if cann else unknown
+        needed, advised, cann_text = HCCL_PORTS, HCCL_PORTS_WIDE, f"assumed: CANN version unknown, {why}"
+    else:
+        needed, advised, cann_text = counts
+    if base is None:
+        return HcclPorts((), (), setting, cann_text, usable=False)
+
+    def span(count: int) -> tuple[Range, ...]:
+        return ((base, min(base + count - 1, 65535)),)
+
+    return HcclPorts(span(needed), span(advised), setting, cann_text)
+
+
 def hccl_ports(host: str, ctx: EvalContext) -> HcclPorts:
-    """HCCL_IF_BASE_PORT from the host's env in hosts.yaml, the count from the versions facts' CANN.
+    """``hccl_host_ports`` for a host: its env in hosts.yaml, its CANN version from the versions facts.
 
     >>> from preflight.inventory import ClusterSpec, Host
     >>> ctx = EvalContext(ClusterSpec(accelerator="npu"), [Host("n1", "n1", env={"HCCL_IF_BASE_PORT": "50000"})],
     ...                   other_facts={"versions": {"n1": {"cann": "8.5.0"}}})
     >>> hccl_ports("n1", ctx).text, hccl_ports("n1", ctx).why
-    ('50000-50031', 'HCCL_IF_BASE_PORT=50000; 32 ports for CANN 8.5.0 (>= 8.5)')
+    ('50000-50031', 'HCCL_IF_BASE_PORT=50000; 32 ports for CANN 8.5.0 (the docs say 32 from CANN 8.2.RC1 on)')
     >>> hccl_ports("n2", ctx).why
     'HCCL_IF_BASE_PORT=60000 by default; 16 ports assumed: CANN version unknown, versions were not gathered'
     """
     env = next((h.env for h in ctx.hosts if h.name == host), {})
-    raw = env.get(HCCL_BASE_ENV)
-    base = hccl_base(env)
-    setting = f"{HCCL_BASE_ENV}={HCCL_BASE_DEFAULT} by default" if raw is None else f"{HCCL_BASE_ENV}={raw}"
-    wide_from = ".".join(map(str, HCCL_WIDE_FROM))
     versions = ctx.other_facts.get("versions", {})
     cann = versions[host].get("cann") if host in versions else None
-    release = cann_release(cann)
-    if release is None:
-        unknown = ("versions were not gathered" if host not in versions
-                   else "no CANN toolkit found" if not cann else f"unreadable CANN version {cann!r}")
-        return HcclPorts(base, HCCL_PORTS, setting, f"assumed: CANN version unknown, {unknown}", False)
-    if release >= HCCL_WIDE_FROM:
-        return HcclPorts(base, HCCL_PORTS_WIDE, setting, f"for CANN {cann} (>= {wide_from})", True)
-    return HcclPorts(base, HCCL_PORTS, setting, f"for CANN {cann} (< {wide_from})", True)
+    unknown = "versions were not gathered" if host not in versions else "no CANN toolkit found"
+    return hccl_host_ports(env, cann if isinstance(cann, str) else None, unknown)

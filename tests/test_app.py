@@ -57,7 +57,9 @@ def test_skipping_a_finding_id_keeps_its_check_and_drops_only_that_id() -> None:
 
 
 def test_skipping_a_family_or_a_check_drops_the_check() -> None:
-    assert "sysctl" not in idents([], ["sysctl"])
+    assert "firewall" not in idents([], ["firewall"])
+    skipped = select_checks([], ["sysctl"])  # still gathered for ports (its ephemeral range), never reported
+    assert "sysctl" in [c.ident for c in skipped.checks] and "sysctl" not in skipped.only and skipped.only
     assert {"gpu.fabric"} & set(idents(["gpu"], ["gpu.fabric"])) == set()
     assert "gpu.devices" in idents(["gpu"], ["gpu.fabric"])
     assert select_checks([], ["gpu.fabric"]).dropped == ()

@@ -144,6 +144,24 @@ def test_each_fault_is_named_on_its_host(clean: NetnsCluster, tmp_path: Path) ->
     assert "NCCL_P2P_DISABLE='1' (/etc/nccl.conf)" in by_host(report, "nccl.debug")["node3"]["message"]
 
 
+def test_unused_down_ports_pass_and_a_named_one_fails(clean: NetnsCluster, tmp_path: Path) -> None:
+    """Every host's mlx5_0 has a second port, Down (no cable): unused, not failed; named by NCCL_IB_HCA, failed."""
+    for k, node in enumerate(NODES, start=1):
+        state = healthy_state(GPUS, node=k)
+        state["hcas"][0]["ports"].append({"port": 2, "state": "Down", "physical": "Disabled", "rate": 10,
+                                          "link_layer": "InfiniBand", "lid": 0, "sm_lid": 0})
+        write_state(clean, node, state)
+    code, report, _ = run(clean, tmp_path)
+    assert not_passing(report) == MACHINE
+    assert "(down on every host: unused: mlx5_0 port 2: Down)" in by_host(report, "gpu.fabric.ports")["node3"][
+        "message"]
+    code, report, _ = run(clean, tmp_path, env={"node2": {"NCCL_IB_HCA": "=mlx5_0:2,mlx5_1:1"},
+                                                "node3": {"NCCL_IB_HCA": "=mlx5_0:1,mlx5_1:1"}})
+    assert not_passing(report) == MACHINE | {("gpu.fabric.ports", "node2", "fail")}
+    failed = by_host(report, "gpu.fabric.ports")["node2"]
+    assert "(mlx5_0 port 2: Down; named by NCCL_IB_HCA==mlx5_0:2,mlx5_1:1)" in failed["message"]
+
+
 def test_driver_down_and_missing_tool_are_errors(clean: NetnsCluster, tmp_path: Path) -> None:
     down = healthy_state(GPUS, node=2)
     down["error"] = "driver"

@@ -162,7 +162,8 @@ def test_cann_85_host_needs_32_ports(npu: NetnsCluster, hosts_file: Path, tmp_pa
     assert code == 1
     assert problems(report) == {("ports.reserved", "node4", "fail")}
     bad = by_host(report, "ports.reserved")["node4"]
-    assert "60016-60031 missing" in bad["message"] and "32 ports for CANN 8.5.0 (>= 8.5)" in bad["message"]
+    assert "60016-60031 missing" in bad["message"]
+    assert "32 ports for CANN 8.5.0 (the docs say 32 from CANN 8.2.RC1 on)" in bad["message"]
     assert bad["expected"] == "60000-60031 reserved" and f"{RESERVED}=60000-60031 " in bad["remedy"]
 
 
@@ -177,6 +178,35 @@ def test_base_port_from_hosts_env(npu: NetnsCluster, tmp_path: Path) -> None:
     assert reserved["node2"]["expected"] == "50000-50015 reserved"
     assert reserved["node4"]["expected"] == "50000-50031 reserved"
     assert f"{RESERVED}=50000-50015,60000-60015 " in reserved["node2"]["remedy"]
+
+
+def test_host_socket_port_range_from_hosts_env(npu: NetnsCluster, tmp_path: Path) -> None:
+    """HCCL_HOST_SOCKET_PORT_RANGE overrides HCCL_IF_BASE_PORT from CANN 8.1.RC1 on (node4, 8.5.0), not before.
+
+    (60100-60103 lies inside the default ephemeral range 32768-60999, so it needs the reservation.)"""
+    hosts = npu.write_hosts_yaml(tmp_path / "hosts.yaml", cluster={"accelerator": "npu", "devices_per_host": 8},
+                                 extra_defaults={"env": {"HCCL_HOST_SOCKET_PORT_RANGE": "60100-60103"}})
+    code, report = run_json(hosts, tmp_path, "ports")
+    assert problems(report) == {("ports.reserved", "node4", "fail")}
+    bad = by_host(report, "ports.reserved")["node4"]
+    assert "60100-60103 missing (HCCL_HOST_SOCKET_PORT_RANGE=60100-60103)" in bad["message"]
+    assert "ignored before CANN 8.1.RC1" in by_host(report, "ports.reserved")["node1"]["message"]
+    with changed_sysctl(npu, "node4", RESERVED, "60100-60103"):
+        code, report = run_json(hosts, tmp_path, "ports")
+        assert code == 0 and problems(report) == set()
+        with listener(npu, "node4", "0.0.0.0", 60102):
+            code, report = run_json(hosts, tmp_path, "ports")
+    assert problems(report) == {("ports.listening", "node4", "fail")}
+    assert by_host(report, "ports.listening")["node4"]["observed"].startswith("HCCL port 60102 is held by pfholder")
+
+
+def test_hccl_ports_outside_the_ephemeral_range_need_no_reservation(npu: NetnsCluster, hosts_file: Path,
+                                                                   tmp_path: Path) -> None:
+    with changed_sysctl(npu, "node4", PORT_RANGE, "32768 59999"), changed_sysctl(npu, "node4", RESERVED, ""):
+        code, report = run_json(hosts_file, tmp_path)
+    assert code == 0 and problems(report) == set()
+    passed = by_host(report, "ports.reserved")["node4"]
+    assert "60000-60031 not reserved but outside net.ipv4.ip_local_port_range (32768-59999)" in passed["message"]
 
 
 def test_master_port_listener_fails_naming_the_process(npu: NetnsCluster, hosts_file: Path,

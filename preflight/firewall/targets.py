@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from preflight.context import EvalContext
-from preflight.ports import Range, hccl_ports, merge_ranges, parse_port_list, uncovered
+from preflight.ports import Range, hccl_ports, uncovered
 
 EPHEMERAL_DEFAULT: Range = (32768, 60999)  # the kernel's default net.ipv4.ip_local_port_range
-HCCL_RANGE_ENV = "HCCL_HOST_SOCKET_PORT_RANGE"  # CANN 8.1+: overrides HCCL_IF_BASE_PORT ("auto": ephemeral)
 
 
 @dataclass(frozen=True)
@@ -51,19 +50,12 @@ def targets_for(name: str, facts: Mapping[str, Any], ctx: EvalContext) -> tuple[
     targets.append(Target("master", label, ((master, master),)))
     taken: list[Range] = [(master, master)]
     if cluster.accelerator == "npu":
-        host = next((h for h in ctx.hosts if h.name == name), None)
-        setting = host.env.get(HCCL_RANGE_ENV) if host else None
-        if setting is not None and setting.strip().lower() == "auto":
-            notes.append(f"{HCCL_RANGE_ENV}=auto: HCCL listens on ephemeral ports")
-        elif setting is not None and parse_port_list(setting):
-            ranges = merge_ranges(parse_port_list(setting) or [])
-            targets.append(Target("hccl", f"HCCL host ports, {HCCL_RANGE_ENV}={setting.strip()}", tuple(ranges)))
-            taken += ranges
-        else:
-            hccl = hccl_ports(name, ctx)
-            if hccl.base is not None:
-                targets.append(Target("hccl", f"HCCL host ports, {hccl.why}", (hccl.range,)))
-                taken.append(hccl.range)
+        hccl = hccl_ports(name, ctx)
+        if hccl.auto:
+            notes.append(f"{hccl.setting}: HCCL listens on ephemeral ports")
+        elif hccl.ranges:
+            targets.append(Target("hccl", f"HCCL host ports, {hccl.why}", hccl.ranges))
+            taken += hccl.ranges
     ephemeral = facts.get("ephemeral")
     low, high = (ephemeral[0], ephemeral[1]) if isinstance(ephemeral, list) and len(ephemeral) == 2 \
         else EPHEMERAL_DEFAULT
