@@ -142,3 +142,11 @@ def test_cli_node_takes_the_rank_count_from_ranks_or_slurm() -> None:
     assert big["expected"] == ">= 200000" and "2 x 100000 ranks (--ranks 100000)" in big["message"]
     slurm = somaxconn(env={"SLURM_JOB_NUM_NODES": "64"})
     assert slurm["expected"] == ">= 1024" and "SLURM_JOB_NUM_NODES=64 x 8 devices" in slurm["message"]
+
+
+def test_an_id_of_a_check_off_the_accelerator_says_why_nothing_ran(tmp_path: Path) -> None:
+    proc = preflight("run", "--checks", "gpu.devices.smi", "--accelerator", "cpu", "--json", "--report-dir",
+                     tmp_path / "r")
+    skips = [f for f in json.loads(proc.stdout)["findings"] if f["check"] == "gpu.devices"]
+    assert proc.returncode == 0 and [f["status"] for f in skips] == ["skip"], proc.stdout
+    assert "not a gpu cluster" in skips[0]["message"]

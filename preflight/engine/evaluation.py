@@ -93,8 +93,9 @@ def evaluate(checks: Sequence[Check], inventory: Inventory, gathered: Mapping[st
         except Exception as exc:
             findings.append(Finding(f"{check.family}.internal", None, Status.ERROR,
                                     f"{check.family}.internal: {check.ident} crashed: {type(exc).__name__}: {exc}"))
-    if only:
-        findings = [f for f in findings if f.check.startswith("ssh.") or selected(f.check, only)]
+    if only:  # a skip of a selected id's parent (the accelerator skip) says why the selection ran nothing
+        findings = [f for f in findings if f.check.startswith("ssh.") or selected(f.check, only)
+                    or (f.status is Status.SKIP and any(item.startswith(f.check + ".") for item in only))]
     if drop:
         findings = [f for f in findings if f.check not in drop]
     order = {h.name: i for i, h in enumerate(inventory.hosts)}
