@@ -200,12 +200,14 @@ class StepOutcome:
 class Overlap:
     """The part of an active check that runs during the gather, on the sessions the gather opens anyway.
 
-    The engine gathers ``server`` first, starts ``server_probes`` there (in the background, on its
-    connection) and waits until they print ``ready``; only then do the ``clients``' gather scripts
-    start, each with its probes appended. So a client needs no session of its own and finds the
-    server up. ``cleanup`` ends the server probes if they still run once the gather is done. The
-    outputs reach ``steps`` (as ``done``) and ``judge`` as the first StepOutcome: background is the
-    server's, foreground each client's. Planned from hosts.yaml alone: no facts exist yet.
+    No host waits for another: every client's gather script is sent at once with the ``clients`` probes
+    at its end (so they must retry until the server is up, bounded). On ``server`` the probes of the
+    checks named in ``first`` run at the start of its gather script; as soon as they have ended the
+    engine starts ``server_probes`` on another channel of the same connection (so e.g. ports.listening
+    never sees our own listener), watching for ``ready``. ``cleanup`` ends the server probes if they
+    still run once the gather is done. The outputs reach ``steps`` (as ``done``) and ``judge`` as the
+    first StepOutcome: background is the server's, foreground each client's; ``steps`` re-tests what a
+    client may have tried before the server was up. Planned from hosts.yaml alone: no facts exist yet.
     """
 
     server: str
@@ -214,6 +216,7 @@ class Overlap:
     clients: Mapping[str, Sequence[Probe]]
     cleanup: Sequence[Probe] = ()
     ready_timeout: float = 10.0
+    first: Sequence[str] = ()  # check idents whose probes on ``server`` run before ``server_probes`` start
 
 
 class ActiveCheck(Check):

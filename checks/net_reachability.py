@@ -46,7 +46,9 @@ class ReachabilityCheck(DerivedCheck, ActiveCheck):
     ids = ("net.reachability",)
     order = 60
     summary = "real TCP connects to the master port (and HCCL base ports on NPU) from every other host"
-    params: ClassVar[Mapping[str, Any]] = {"connect_timeout": 3.0, "all_pairs_max_hosts": 16}
+    # listener_wait: how long a client connecting during the gather retries a refused connect (the master's
+    # listener may start after the client's script reached its connect); a refusal is then tested again.
+    params: ClassVar[Mapping[str, Any]] = {"connect_timeout": 3.0, "all_pairs_max_hosts": 16, "listener_wait": 10.0}
 
     needs = ("versions",)  # whether the host's python runs (the listener and connector are python)
 
@@ -87,8 +89,11 @@ class ReachabilityCheck(DerivedCheck, ActiveCheck):
     def overlap(self, ctx: EvalContext, window: float) -> Overlap | None:
         """The master-port test, run during the gather: the master listens, every other host's gather connects.
 
-        Planned from hosts.yaml alone, so a host whose python turns out broken still connects (bash
-        needs none); ``judge`` leaves it out as it does in ``steps``.
+        No host waits: the master's listener starts right after its ``ports`` probes (which must not see
+        it), every other host connects at the end of its own gather script, retrying a refused connect for
+        up to ``listener_wait`` seconds while the listener may still be starting. Planned from hosts.yaml
+        alone, so a host whose python turns out broken still connects (bash needs none); ``judge`` leaves
+        it out as it does in ``steps``, and ``steps`` tests again whatever was refused or did not run.
         """
         hosts = {h.name: h for h in ctx.hosts}
         master = hosts.get(ctx.cluster.master)
@@ -99,16 +104,19 @@ class ReachabilityCheck(DerivedCheck, ActiveCheck):
         if not sources:
             return None
         listen, stop = self._listener(master, window, [f"{target.port}:{len(sources)}"])
-        clients = {h: [_connector(hosts[h], [target], ctx)] for h in sources}
-        return Overlap(master.name, [listen], LISTENER_READY, clients, [stop])
+        wait = float(ctx.params["listener_wait"])
+        clients = {h: [_connector(hosts[h], [target], ctx, retry=wait)] for h in sources}
+        return Overlap(master.name, [listen], LISTENER_READY, clients, [stop], first=("ports",))
 
     def steps(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome] = ()) -> list[Step]:
+        """The connects the overlap did not settle: every target on a host with no listener report, and
+        on the others the sources whose connect was refused or did not run (the overlap's listener may
+        not have been up yet: a refusal counts only once the listener is known to be up)."""
         usable = [h for h, why in self.usable(facts, ctx).items() if why is None]
         plan, _ = self.pairs(ctx, usable)
-        covered = {(host, _int(entry.get("port"), -1)) for outcome in done
-                   for host, outs in outcome.background.items()
-                   for entry in parse_listeners(outs.get("listen", ProbeOutput("")).stdout)}
-        plan = {t: s for t, s in plan.items() if s and (t.host, t.port) not in covered}
+        settled = _settled(done)
+        plan = {t: [s for s in sources if (s, t.host, t.port) not in settled] for t, sources in plan.items()}
+        plan = {t: sources for t, sources in plan.items() if sources}
         if not plan:
             return []
         hosts = {h.name: h for h in ctx.hosts}
@@ -217,11 +225,29 @@ def _connect_seconds(ctx: EvalContext) -> float:
     return connector_seconds(float(ctx.params["connect_timeout"]), CONNECT_RETRY_S)
 
 
-def _connector(host: Host, targets: Sequence[Target], ctx: EvalContext) -> Probe:
+def _connector(host: Host, targets: Sequence[Target], ctx: EvalContext, retry: float = CONNECT_RETRY_S) -> Probe:
     """The client probe ``host`` runs against ``targets`` (during the gather or in a step alike)."""
     timeout = float(ctx.params["connect_timeout"])
-    return Probe("connect", connect_command(host.python, timeout, CONNECT_RETRY_S, targets),
-                 timeout=_connect_seconds(ctx) + 8.0)
+    return Probe("connect", connect_command(host.python, timeout, retry, targets),
+                 timeout=connector_seconds(timeout, retry) + 8.0)
+
+
+def _settled(done: Sequence[StepOutcome]) -> set[tuple[str, str, int]]:
+    """(source, target host, port) whose connect needs no new test: the target's listener reported (bound
+    or not: a port it could not bind is judged as such) and the result was not "refused".
+
+    >>> listen = ProbeOutput('{"ready": true}\\n{"listeners": [{"port": 1, "bound": true, "peers": []}]}')
+    >>> def said(result): return ProbeOutput('{"results": [{"target": "m", "port": 1, "result": "%s"}]}' % result)
+    >>> sorted(_settled([StepOutcome({"m": {"listen": listen}}, {"a": {"connect": said("ok")},
+    ...                                                             "b": {"connect": said("refused")}})]))
+    [('a', 'm', 1)]
+    """
+    listened = {(host, _int(entry.get("port"), -1)) for outcome in done for host, outs in outcome.background.items()
+                for entry in parse_listeners(outs.get("listen", ProbeOutput("")).stdout)}
+    return {(source, str(entry.get("target")), _int(entry.get("port"), -1))
+            for outcome in done for source, outs in outcome.foreground.items()
+            for entry in parse_results(outs.get("connect", ProbeOutput("")).stdout)
+            if (str(entry.get("target")), _int(entry.get("port"), -1)) in listened and entry.get("result") != "refused"}
 
 
 def _master_target(master: Host, ctx: EvalContext) -> Target:

@@ -1,11 +1,13 @@
 """The engine without root: real framed scripts run by ``sh`` on this machine, behind a fake transport that can
-refuse, hang, raise or time out; small checks defined here. Covers the overlap gate, step cleanup, host
+refuse, hang, raise or time out; small checks defined here. Covers overlaps (no host waits for another), step cleanup, host
 timeouts, abort, a step that raises, and the pure evaluation's error findings.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
+import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -30,7 +32,7 @@ class Behaviour:
     refuse: bool = False  # connect raises TransportError("refused")
     hang_connect: bool = False  # connect blocks until the transport is closed
     raise_on_script: int | None = None  # the n-th script (0: the gather) raises RuntimeError
-    scripts: list[tuple[float, str]] = field(default_factory=list)  # (monotonic start, script) of every run
+    scripts: list[tuple[float, str]] = field(default_factory=list)  # (wall-clock start, script) of every run
     closed: threading.Event = field(default_factory=threading.Event)
 
 
@@ -49,10 +51,12 @@ class FakeTransport:
 
     def run_script(self, script: str, timeout: float, on_stdout: OutputWatcher | None = None) -> Execution:
         number = len(self.behaviour.scripts)
-        self.behaviour.scripts.append((time.monotonic(), script))
+        self.behaviour.scripts.append((time.time(), script))
         if self.behaviour.raise_on_script == number:
             raise RuntimeError("channel dropped")
-        return LocalTransport().run_script(script, timeout, on_stdout)
+        if on_stdout is None:
+            return LocalTransport().run_script(script, timeout, on_stdout)
+        return _streamed(script, timeout, on_stdout)
 
     def close(self) -> None:
         self.behaviour.closed.set()
@@ -60,6 +64,21 @@ class FakeTransport:
 
 def inventory(*names: str) -> Inventory:
     return Inventory(hosts=[Host(n, n) for n in names], cluster=ClusterSpec(master=names[0]), params={})
+
+
+def _streamed(script: str, timeout: float, on_stdout: OutputWatcher) -> Execution:
+    """Run ``script`` with ``sh``, handing stdout to ``on_stdout`` as it comes (as SSHTransport does)."""
+    start = time.monotonic()
+    proc = subprocess.Popen(["sh", "-s"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(script.encode())
+    proc.stdin.close()
+    out = bytearray()
+    while chunk := os.read(proc.stdout.fileno(), 65536):
+        out += chunk
+        on_stdout(chunk)
+    status = proc.wait(timeout)
+    return Execution(bytes(out), b"", status, False, time.monotonic() - start)
 
 
 def engine_for(checks: Sequence[Check], behaviours: Mapping[str, Behaviour], **options: float) -> Engine:
@@ -155,15 +174,54 @@ class PortTest(ActiveCheck):
         return [Finding("port.outcomes", None, Status.PASS, str(len(outcomes)))]
 
 
-def test_overlap_clients_run_after_the_server_is_up_and_cleanup_only_where_a_listener_is_left() -> None:
+class Stamp(Check):
+    """Prints when it ran, after ``delay`` seconds on ``slow_on``."""
+
+    summary: ClassVar[str] = "print the time"
+
+    def __init__(self, family: str, slow_on: str = "", delay: float = 0.0) -> None:
+        self.family, self.slow_on, self.delay = family, slow_on, delay  # type: ignore[misc]
+
+    def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
+        delay = self.delay if host.name == self.slow_on else 0.0
+        return [Probe("at", f"sleep {delay}; date +%s.%N", timeout=10)]
+
+    def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
+        return {"at": float(outputs["at"].stdout)}
+
+    def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
+        return []
+
+
+class FirstPortTest(PortTest):
+    def overlap(self, ctx: EvalContext, window: float) -> Overlap | None:
+        plan = super().overlap(ctx, window)
+        assert plan is not None
+        return Overlap(plan.server, plan.server_probes, plan.ready, plan.clients, first=("first",))
+
+
+def test_overlap_nobody_waits_and_the_server_starts_right_after_its_first_probes() -> None:
+    hosts = {"a": Behaviour(), "b": Behaviour(), "c": Behaviour()}
+    checks = [Stamp("slow", slow_on="a", delay=1.5), Stamp("first"), FirstPortTest()]  # "first" is planned last
+    engine = engine_for(checks, hosts)
+    engine.run()
+    overlap, step = engine.outcomes["port"]
+    served_at = float(overlap.background["a"]["serve"].stdout.split()[0])
+    facts = engine.facts()[0]
+    assert facts["first"]["a"]["at"] < served_at < facts["slow"]["a"]["at"], \
+        "the server starts after its first probes, while the rest of its gather still runs"
+    gather_ended = facts["slow"]["a"]["at"]
+    for client in ("b", "c"):
+        assert hosts[client].scripts[0][0] < gather_ended, f"{client}'s gather waited for the server's"
+        assert "date +%s.%N" in hosts[client].scripts[0][1], "the client probe is in the gather script"
+    assert set(overlap.foreground) == {"b", "c"}
+
+
+def test_overlap_and_a_step_cleanup_only_where_a_listener_is_left() -> None:
     hosts = {"a": Behaviour(), "b": Behaviour(), "c": Behaviour()}
     engine = engine_for([PortTest()], hosts)
     report = engine.run()
     overlap, step = engine.outcomes["port"]
-    served_at = float(overlap.background["a"]["serve"].stdout.split()[0])
-    for client in ("b", "c"):
-        connected_at = float(overlap.foreground[client]["connect"].stdout)
-        assert connected_at >= served_at, f"{client} connected before the server was up"
     assert set(overlap.foreground) == {"b", "c"}
     assert step.foreground["c"]["client"].stdout.strip() == "hello"
     cleanups = {name: [s for _, s in b.scripts if "echo stopped" in s] for name, b in hosts.items()}

@@ -13,9 +13,10 @@ not finish in time, becomes an ``error`` finding while every other host is still
 
 from __future__ import annotations
 
+import queue
 import signal
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime, timezone
 from types import FrameType
@@ -66,15 +67,21 @@ class Engine:
         hosts = sorted(self.inventory.hosts, key=lambda h: h.name not in self.overlaps.servers)
         gatherer = Gatherer(self.checks, self.inventory, self.options, self.sessions, self.overlaps, self.keep_open)
         pool = ThreadPoolExecutor(max_workers=max(1, min(self.options.parallel, len(hosts))))
-        pending: set[Future[HostGather]] = {pool.submit(gatherer.gather, h) for h in hosts}
+        finished: queue.SimpleQueue[Future[HostGather]] = queue.SimpleQueue()  # O(1) per host, any count
         try:
-            while pending:
-                done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-                for future in done:
-                    gather = future.result()
-                    self.gathered[gather.host.name] = gather
-                    if self.on_host_done:
-                        self.on_host_done(gather)
+            for host in hosts:
+                pool.submit(gatherer.gather, host).add_done_callback(finished.put)
+            for _ in hosts:
+                while True:
+                    try:
+                        future = finished.get(timeout=0.5)  # a timeout lets Ctrl-C in
+                        break
+                    except queue.Empty:
+                        continue
+                gather = future.result()
+                self.gathered[gather.host.name] = gather
+                if self.on_host_done:
+                    self.on_host_done(gather)
         except BaseException:
             # Ctrl-C: stop queued hosts, close live connections so workers unblock, don't wait for them.
             pool.shutdown(wait=False, cancel_futures=True)
@@ -108,7 +115,6 @@ class Engine:
 
     def abort(self) -> None:
         """Close every live connection (unblocks workers) — used on Ctrl-C."""
-        self.overlaps.abort()
         self.sessions.abort()
 
     def close(self) -> None:

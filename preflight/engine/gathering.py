@@ -35,24 +35,27 @@ class Gatherer:
     keep_open: bool  # an active phase follows: sessions stay open for it
 
     def gather(self, host: Host) -> HostGather:
-        try:
-            return self._gather(host)
-        finally:
-            self.overlaps.release(host.name)  # its clients go on without it if it never said ready
+        return self._gather(host)
 
     def _gather(self, host: Host) -> HostGather:
         start = time.monotonic()
         transport = self.sessions.start(host)
         try:
             transport.connect()
-            clients = self.overlaps.client_probes(host.name, start + self.options.host_timeout)
+            clients = self.overlaps.client_probes(host.name)
             planned = plan(self.checks, host, self.inventory.cluster, self.options)
+            first = self.overlaps.first_checks(host.name)
+            planned.sort(key=lambda item: item[0].ident not in first)  # stable: the server's first probes lead
             nonce = new_nonce()
             remaining = max(1.0, self.options.host_timeout - (time.monotonic() - start))
             sudo = [Probe(SUDO_KEY, SUDO_CHECK, 5.0)] if self.options.sudo else []
             unique, same_as = dedupe([p for _, p in planned] + [p for _, p in clients])
+            ran_as = [same_as.get(p.key, p.key) for c, p in planned if c.ident in first]
+            order = {p.key: i for i, p in enumerate(unique)}
+            last_first = max(ran_as, key=order.__getitem__) if ran_as else None
+            feed = self.overlaps.starter(host.name, transport, nonce, last_first)
             script = build_script(sudo + unique, nonce, sent_at=time.time())  # os.clock's reference
-            execution = transport.run_script(script, remaining)
+            execution = transport.run_script(script, remaining, feed)
             received = time.time()  # with sent_at, brackets every clock the host read (stamped checks)
             outputs = parse_output(execution.stdout, [p.key for p in sudo + unique], nonce, execution.stderr)
             outputs.update({key: outputs[first] for key, first in same_as.items()})
@@ -68,8 +71,8 @@ class Gatherer:
             raise
         keep = self.keep_open and not execution.timed_out
         self.sessions.settle(host, transport, keep=keep)
-        if keep:
-            self.overlaps.start_servers(host.name)
+        if keep and host.name in self.overlaps.servers:
+            self.overlaps.start_servers(host.name, transport)  # the script ended before its first probes did
         seconds = time.monotonic() - start
         gather = HostGather(host, HostResult(host.name, host.address, True, seconds),
                             outputs={check.ident: {} for check in self.checks})

@@ -57,11 +57,17 @@ class Sessions:
     def run_on(self, host: str, probes: Sequence[Probe], timeout: float,
                on_stdout: OutputWatcher | None = None) -> dict[str, ProbeOutput]:
         """Run ``probes`` as one script on ``host``'s open session: key -> output."""
-        keys = [p.key for p in probes]
         with self._lock:
             transport = self._open.get(host)
         if transport is None:
-            return dict.fromkeys(keys, NO_SESSION)
+            return dict.fromkeys([p.key for p in probes], NO_SESSION)
+        return self.run_with(transport, probes, timeout, on_stdout)
+
+    @staticmethod
+    def run_with(transport: Transport, probes: Sequence[Probe], timeout: float,
+                 on_stdout: OutputWatcher | None = None) -> dict[str, ProbeOutput]:
+        """Run ``probes`` as one script on ``transport`` (another channel of a live connection too)."""
+        keys = [p.key for p in probes]
         nonce = new_nonce()
         try:
             execution = transport.run_script(build_script(probes, nonce), timeout, on_stdout)
