@@ -83,6 +83,21 @@ def test_html_heatmap_marks_the_slow_pairs_red() -> None:
     assert "observed" in page and "remedy" in page and "&gt;= 65535" in page
 
 
+def test_html_heatmap_stays_bounded_on_a_large_cluster_and_keeps_the_slow_pairs() -> None:
+    names = [f"n{i:03d}" for i in range(400)]
+    hosts = [HostResult(n, n, True) for n in names]
+    pairs = [(names[i], names[(i + k) % 400]) for i in range(400) for k in (1, 2, 3)]  # 3 matchings-like rounds
+    findings = [Finding("allreduce.pair", a, Status.FAIL if "n300" in (a, b) else Status.PASS, "m", peer=b,
+                        device=0, peer_device=0, busbw_gbps=0.1 if "n300" in (a, b) else 1.0) for a, b in pairs]
+    page = html.render(Report(hosts, findings, ["allreduce"], "", 1.0))
+    cells = re.findall(r'<rect [^>]*class="(slow|ok)" data-host="([^"]+)" data-peer="([^"]+)"', page)
+    assert len(cells) <= 2 * len(pairs), "only measured pairs are drawn, not hosts x hosts"
+    drawn = {h for _, h, _ in cells}
+    assert len(drawn) <= html.HEATMAP_MAX_HOSTS and "n300" in drawn
+    assert {(h, p) for cls, h, p in cells if cls == "slow"} >= {("n300", "n301"), ("n301", "n300")}
+    assert f"{html.HEATMAP_MAX_HOSTS} of 400 hosts drawn" in page
+
+
 def test_html_without_pairs_has_no_heatmap_and_says_no_problems() -> None:
     rep = Report([HostResult("a", "a", True)], [Finding("ssh.connect", "a", Status.PASS, "ok")], ["ssh"], "", 0.1)
     page = html.render(rep)

@@ -33,13 +33,25 @@ def progress(hosts: list[str], enabled: bool) -> tuple[Progress, Callable[[HostG
         waiting.discard(gather.host.name)
         if any(f.status in (Status.FAIL, Status.ERROR) for f in gather.findings):
             problems.append(gather.host.name)
-        if not live:  # no progress line to draw: folding the waiting hosts would cost O(hosts) per host
-            return
-        still = terminal.fold(sorted(waiting))
-        still = still if len(still) <= 40 else still[:37] + "..."
-        bar.update(task, advance=1, status=f"unreachable {len(problems)}  waiting for {still or '-'}")
+        if live:
+            bar.update(task, advance=1, status=f"unreachable {len(problems)}  waiting for {waiting_text(waiting)}")
 
     return bar, host_done
+
+
+FOLD_AT_MOST = 64  # waiting hosts named on the progress line; beyond, only their count (O(1) per finished host)
+
+
+def waiting_text(waiting: set[str]) -> str:
+    """The progress line's "waiting for" part: the hosts folded while they are few, else their count.
+
+    >>> waiting_text({"n1", "n2", "n3"}), waiting_text(set()), waiting_text({f"n{i}" for i in range(1000)})
+    ('n[1-3]', '-', '1000 hosts')
+    """
+    if len(waiting) > FOLD_AT_MOST:
+        return f"{len(waiting)} hosts"
+    still = terminal.fold(sorted(waiting))
+    return (still if len(still) <= 40 else still[:37] + "...") or "-"
 
 
 def show(report: Report, path: Path, json_out: bool) -> None:

@@ -129,32 +129,60 @@ def _green(value: float, top: float) -> str:
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
+HEATMAP_MAX_HOSTS = 96  # beyond, the heatmap shows the hosts in slow pairs first, then the rest up to the cap
+
+
+def heatmap_hosts(order: list[str], pairs: dict[frozenset[str], tuple[float, Status]]) -> list[str]:
+    """The hosts the heatmap draws: all up to ``HEATMAP_MAX_HOSTS``, else those in slow pairs, then the others
+    in order, up to the cap (each drawn cell is one SVG element: the page stays bounded at any cluster size).
+
+    >>> ok, slow = (1.0, Status.PASS), (0.1, Status.FAIL)
+    >>> names = [f"n{i}" for i in range(200)]
+    >>> drawn = heatmap_hosts(names, {frozenset(("n150", "n151")): slow, frozenset(("n0", "n1")): ok})
+    >>> len(drawn), drawn[:3]
+    (96, ['n0', 'n1', 'n2'])
+    >>> "n150" in drawn and "n151" in drawn
+    True
+    """
+    if len(order) <= HEATMAP_MAX_HOSTS:
+        return order
+    slow = {h for key, (_, status) in pairs.items() if status in (Status.FAIL, Status.ERROR) for h in key}
+    keep = set(sorted(slow, key=order.index)[:HEATMAP_MAX_HOSTS])
+    for host in order:
+        if len(keep) >= HEATMAP_MAX_HOSTS:
+            break
+        keep.add(host)
+    return [h for h in order if h in keep]
+
+
 def _heatmap(report: Report) -> str:
     pairs = terminal.busbw_pairs(report)
     if not pairs:
         return ""
     present = {h for key in pairs for h in key}
-    order = [h.name for h in report.hosts if h.name in present] + sorted(present - {h.name for h in report.hosts})
+    every = [h.name for h in report.hosts if h.name in present] + sorted(present - {h.name for h in report.hosts})
+    order = heatmap_hosts(every, pairs)
+    index = {h: i for i, h in enumerate(order)}
     n = len(order)
     cell = 46 if n <= 12 else 22 if n <= 40 else 10
     label = min(220, 12 + 7 * max(len(h) for h in order))
     size = label + n * cell
     top = max(v for v, _ in pairs.values())
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" id="heatmap" width="{size + 10}" height="{size + 10}" '
-           f'viewBox="0 0 {size + 10} {size + 10}" font-family="monospace" font-size="12">']
+           f'viewBox="0 0 {size + 10} {size + 10}" font-family="monospace" font-size="12">',
+           f'<rect x="{label}" y="{label}" width="{n * cell}" height="{n * cell}" fill="#eeeeee"/>']  # not measured
     for i, host in enumerate(order):
         y = label + i * cell + cell / 2 + 4
         svg.append(f'<text x="{label - 6}" y="{y:.0f}" text-anchor="end">{_e(host)}</text>')
         x = label + i * cell + cell / 2
         svg.append(f'<text transform="translate({x:.0f},{label - 6}) rotate(-60)">{_e(host)}</text>')
-    for i, host in enumerate(order):
-        for j, other in enumerate(order):
-            found = pairs.get(frozenset((host, other))) if host != other else None
+    for key, (busbw, status) in pairs.items():  # only measured pairs: O(pairs), not O(hosts^2)
+        ends = sorted(key, key=lambda h: index.get(h, -1))
+        if len(ends) != 2 or any(h not in index for h in ends):
+            continue
+        for host, other in (ends, ends[::-1]):
+            i, j = index[host], index[other]
             x, y = label + j * cell, label + i * cell
-            if found is None:
-                svg.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="#eeeeee" stroke="#fff"/>')
-                continue
-            busbw, status = found
             slow = status in (Status.FAIL, Status.ERROR)
             fill = SLOW if slow else _green(busbw, top)
             svg.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{fill}" stroke="#fff" '
@@ -165,6 +193,9 @@ def _heatmap(report: Report) -> str:
                 svg.append(f'<text x="{x + cell / 2:.0f}" y="{y + cell / 2 + 4:.0f}" text-anchor="middle" '
                            f'fill="#fff" font-size="11">{busbw:.3g}</text>')
     svg.append("</svg>")
+    if len(order) < len(every):
+        svg.append(f'<p class="legend">{len(order)} of {len(every)} hosts drawn: those in slow pairs first '
+                   f"(every pair is in report.json)</p>")
     slowest = sorted(pairs.items(), key=lambda kv: (kv[1][0], sorted(kv[0])))[:10]
     rows = "".join(f"<tr><td class=\"hosts\">{_e(' <-> '.join(sorted(k)))}</td><td>{v:.3g}</td>"
                    f'<td class="st" style="background:{COLOUR[s]}">{_e(s.value)}</td></tr>'

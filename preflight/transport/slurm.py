@@ -161,6 +161,8 @@ class _Round:
     timeout: float = 0.0
     first: float | None = None  # when the first script arrived
     started: bool = False
+    # Set once every expected script is in (or the batch stopped): only this round's submitters wake.
+    filled: threading.Event = field(default_factory=threading.Event)
     done: threading.Event = field(default_factory=threading.Event)
     results: dict[str, bytearray] = field(default_factory=dict)
     errors: dict[str, bytes] = field(default_factory=dict)
@@ -180,7 +182,7 @@ class SlurmBatch:
         self.allocation = NodeSet(nodelist) if nodelist else None  # srun reaches only these
         self.srun = srun
         self.wait = wait
-        self._lock = threading.Condition()
+        self._lock = threading.Lock()
         # The gather is the first round: every host srun can reach.
         self._pending: list[_Round] = [_Round({h.name for h in hosts if self.allows(h.name)})]
         self._procs: set[subprocess.Popen[bytes]] = set()
@@ -212,12 +214,10 @@ class SlurmBatch:
                 round_.watchers[host] = on_stdout
             round_.timeout = max(round_.timeout, timeout)
             round_.first = round_.first or time.monotonic()
-            self._lock.notify_all()
-            while not round_.started and len(round_.scripts) < len(round_.expected):
-                left = round_.first + self.wait - time.monotonic()
-                if left <= 0:
-                    break
-                self._lock.wait(left)
+            if len(round_.scripts) >= len(round_.expected):
+                round_.filled.set()  # wakes this round's waiters only: O(1) per host, not O(hosts)
+        round_.filled.wait(max(0.0, round_.first + self.wait - time.monotonic()))
+        with self._lock:
             leader = not round_.started
             if leader:
                 round_.started = True
@@ -299,7 +299,8 @@ class SlurmBatch:
         with self._lock:
             self._stopped = True
             procs = list(self._procs)
-            self._lock.notify_all()
+            for round_ in self._pending:
+                round_.filled.set()
         for proc in procs:
             if proc.poll() is None:
                 _kill_group(proc.pid)
