@@ -8,6 +8,7 @@ preflight controller; for pdsh its largest process). A linear fit over the sizes
 10,000 hosts. Prints a table and writes ``bench/results/scale.json``. Needs root.
 
     python bench/scale.py [--sizes 1,4,16,64] [--repeat 1]
+    python bench/scale.py --fake [--sizes 1000,10000,50000]     # no SSH: see bench/fake_scale.py
 """
 
 from __future__ import annotations
@@ -127,6 +128,14 @@ def model(summary: dict[int, dict[str, float | None]]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args_in = sys.argv[1:] if argv is None else argv
+    if "--fake" in args_in:  # no SSH: the controller's own cost at 1k-50k hosts (bench/fake_scale.py)
+        import fake_scale
+
+        fake_sizes = next((a.split("=", 1)[1] for a in args_in if a.startswith("--sizes=")), None)
+        if "--sizes" in args_in:
+            fake_sizes = args_in[args_in.index("--sizes") + 1]
+        return fake_scale.main([int(s) for s in (fake_sizes or "1000,10000,50000").split(",")])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--sizes", default="1,4,16,64", help="comma-separated cluster sizes (1..244)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per tool and size (median reported)")

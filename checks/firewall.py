@@ -212,8 +212,8 @@ class FirewallCheck(Check):
                            observed="no iptables, no nft", expected="rules readable",
                            remedy="apt-get install nftables  # or: dnf install nftables")
         targets, notes = targets_for(name, host_facts, ctx)
-        paths = topology.paths(name)
-        issues = analyze(evaluator, targets, paths) if rulesets else []
+        classes = topology.peer_classes(name, evaluator.src_class, evaluator) if rulesets else []
+        issues = analyze(evaluator, targets, classes) if rulesets else []
         is_master = ctx.cluster.master == name
         groups = group(grade(issues, targets, is_master))
         shown = [t for t in targets if t.ranges and (t.kind != "master" or is_master)]
@@ -221,7 +221,8 @@ class FirewallCheck(Check):
         expected = f"tcp {format_port_list(merge_ranges(r for t in shown for r in t.ranges))} open to the other hosts"
         if groups:
             status = Status.worst([g.status for g in groups])
-            texts = [group_text(g, set(paths)) for g in groups]
+            peers = topology.peers(name)
+            texts = [group_text(g, peers) for g in groups]
             if unreadable:
                 texts.append(f"and could not read {'; '.join(unreadable)}")
             tail = (": the other ranks' connections are refused or time out and init_process_group fails or hangs"

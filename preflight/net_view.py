@@ -8,6 +8,7 @@ import re
 import shlex
 from collections import Counter
 from collections.abc import Mapping
+from functools import cached_property
 
 from preflight.context import EvalContext
 from preflight.findings import Facts, finding, majority
@@ -76,6 +77,17 @@ class ClusterView:
             if host.name == self.master and parse_ip(host.address) and not is_loopback(host.address):
                 return str(parse_ip(host.address))
         return None
+
+    @cached_property
+    def master_resolves_somewhere(self) -> bool:
+        """Whether any host resolves the master's name (once for the cluster, not once per host)."""
+        return any((f.get("master") or {}).get("addrs") for f in self.facts.values())
+
+    @cached_property
+    def majority_family(self) -> str | None:
+        """The address family most hosts bind (computed once: every host's finding compares with it)."""
+        families = {h: f for h in self.facts if (f := ip_family(self.bind_address(h)))}
+        return str(majority(families)[0]) if families else None
 
     def bind_address(self, host: str) -> str | None:
         """gloo's choice: the first address of the host's own name that is local (loopback always is)."""
@@ -207,7 +219,7 @@ class ClusterView:
         if error and error != "not found":
             return finding(check, host, Status.ERROR, f"{check}: could not resolve {name}: {error}")
         if error:
-            if not any((f.get("master") or {}).get("addrs") for f in self.facts.values()):
+            if not self.master_resolves_somewhere:
                 return finding(check, host, Status.WARN,
                                f"{check}: the master's name {name} resolves on no host: MASTER_ADDR must be an "
                                "IP address", observed="unresolved", expected="resolvable, or an IP as MASTER_ADDR")
@@ -251,8 +263,7 @@ class ClusterView:
         target = ip_family(self.expected)
         reason = f"the master's address {self.expected}"
         if target is None:
-            families = {h: f for h in self.facts if (f := ip_family(self.bind_address(h)))}
-            target, _ = majority(families)
+            target = self.majority_family
             reason = "the majority of hosts"
         if family != target:
             return finding(check, host, Status.FAIL,

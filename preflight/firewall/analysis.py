@@ -6,7 +6,7 @@ and grouped into what one sentence of the report says.
 >>> from preflight.firewall.topology import Path
 >>> ruleset = compile_iptables({"rules": ["-A INPUT -p tcp --dport 60000:60015 -j DROP"]}, "iptables", "ipv4")
 >>> targets = [Target("ephemeral", "ephemeral range", ((32768, 60999),))]
->>> issues = analyze(Evaluator([ruleset]), targets, {"n2": [Path("ipv4", None, None, None)]})
+>>> issues = analyze(Evaluator([ruleset]), targets, by_peer({"n2": [Path("ipv4", None, None, None)]}))
 >>> [(i.ports, i.blocked, sorted(i.peers)) for i in issues]
 [([(60000, 60015)], True, ['n2'])]
 >>> [(g.status.value, len(g.issues)) for g in group(grade(issues, targets, is_master=True))]
@@ -83,6 +83,10 @@ class Evaluator:
             self._vectors[key] = tuple(c.contains(address) for c in (self.src if field_ == "src" else self.dst))
         return self._vectors[key]
 
+    def src_class(self, address: IPAddress | None) -> tuple[bool, ...] | None:
+        """Which source-address conditions of the rules ``address`` meets: peers alike here are alike to them."""
+        return self._vector("src", address)
+
     def key(self, path: Path) -> tuple[Any, ...]:
         cached = self._keys.get(id(path))
         if cached is None or cached[0] is not path:
@@ -97,23 +101,35 @@ class Evaluator:
         return self._verdicts[key]
 
 
-def analyze(evaluator: Evaluator, targets: Sequence[Target], paths: Mapping[str, Sequence[Path]]) -> list[Issue]:
-    """Every (target ports, rules) that drop connections from some peer, grouped for the report."""
-    alike: dict[tuple[Any, ...], tuple[Sequence[Path], list[str]]] = {}
-    for peer, peer_paths in paths.items():
+PeerClass = tuple[Sequence[Path], Iterable[str]]  # paths of one peer, and every peer whose paths look the same
+
+
+def by_peer(paths: Mapping[str, Sequence[Path]]) -> list[PeerClass]:
+    """One class per peer: peer -> its paths, as ``analyze`` takes them."""
+    return [(peer_paths, (peer,)) for peer, peer_paths in paths.items()]
+
+
+def analyze(evaluator: Evaluator, targets: Sequence[Target], classes: Iterable[PeerClass]) -> list[Issue]:
+    """Every (target ports, rules) that drop connections from some peer, grouped for the report.
+
+    ``classes``: peers grouped by paths the rules cannot tell apart (``Topology.peer_classes``): the work is
+    per class, and a class's peers are listed only when some rule drops their connections."""
+    alike: dict[tuple[Any, ...], tuple[Sequence[Path], list[Iterable[str]]]] = {}
+    for peer_paths, peers in classes:
         key = tuple(evaluator.key(p) for p in peer_paths)
-        alike.setdefault(key, (peer_paths, []))[1].append(peer)
+        alike.setdefault(key, (peer_paths, []))[1].append(peers)
     issues: dict[tuple[Any, ...], Issue] = {}
     for target in targets:
         for low, high in _segments(target.ranges, evaluator.cuts):
-            for peer_paths, peers in alike.values():
+            for peer_paths, groups in alike.values():
                 outcomes = [evaluator.verdict(p, low) for p in peer_paths]
                 blocked = all(o.definite for o in outcomes)
                 rules = tuple(dict.fromkeys(r for o in outcomes for r in (o.definite if blocked else o.possible)))
                 if not rules:
                     continue
+                peers = tuple(peer for group in groups for peer in group)
                 undecided = set() if blocked else {u for o in outcomes if o.possible for u in o.undecided}
-                issue = issues.setdefault((target.kind, blocked, tuple(id(r) for r in rules), tuple(peers)),
+                issue = issues.setdefault((target.kind, blocked, tuple(id(r) for r in rules), peers),
                                           Issue(target, blocked, rules))
                 issue.ports = merge_ranges([*issue.ports, (low, high)])
                 issue.peers.update(peers)
