@@ -31,7 +31,7 @@ import sysconfig
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -56,6 +56,8 @@ REACH_CHECK = "net.reachability"
 COLUMNS: dict[str, tuple[str, str]] = {
     "preflight-issue2": ("preflight (issue-2)", f"preflight run --checks {ISSUE2_CHECKS} --json"),
     "preflight-all": ("preflight all", "preflight run --json: every check, incl. the active TCP reachability phase"),
+    "no-reach": ("all but reach", "preflight run --skip net.reachability --json: every check but the TCP "
+                                  "reachability phase (what it adds: preflight all / this)"),
     "reach-only": ("reach only", f"preflight run --checks {REACH_CHECK} --json: one gather round (the versions "
                                  "check it needs) plus the TCP reachability phase"),
     "pdsh": ("pdsh", f"pdsh -S -R ssh -f <size> sysctl -n {SYSCTL_KEY}"),
@@ -63,7 +65,27 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "ansible": ("ansible", f"ansible all -m command -a 'sysctl -n {SYSCTL_KEY}' -f <size>, no ControlPersist"),
 }
 TOOLS = tuple(COLUMNS)
-PREFLIGHT_TOOLS = ("preflight-issue2", "preflight-all", "reach-only")
+PREFLIGHT_TOOLS = ("preflight-issue2", "preflight-all", "no-reach", "reach-only")
+# --heavy: what a busy node's sessions pay before the command runs. Debian's bash, started by sshd, reads
+# /etc/bash.bashrc (SSH_SOURCE_BASHRC): each node gets one that sets up a CANN-like toolkit environment,
+# runs a conda-style shell hook (a python start) and puts simulated accelerator tools first on PATH, as
+# a training node's login environment does. Every tool's session pays it once per host.
+HEAVY_BASHRC = r"""# preflight bench: a training node's login environment
+export ASCEND_HOME_PATH=/usr/local/Ascend/ascend-toolkit/latest
+export ASCEND_OPP_PATH="$ASCEND_HOME_PATH/opp" ASCEND_AICPU_PATH="$ASCEND_HOME_PATH"
+export LD_LIBRARY_PATH="$ASCEND_HOME_PATH/lib64:$ASCEND_HOME_PATH/lib64/plugin/opskernel:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PATH="{tools}:$ASCEND_HOME_PATH/bin:$PATH"
+eval "$({python} -c 'import os, sys; print("export CONDA_PREFIX=" + sys.prefix + " CONDA_SHLVL=1")')"
+for f in /etc/profile.d/*.sh; do [ -r "$f" ] && . "$f"; done
+"""
+SIM_TOOLS = REPO / "tests" / "sim"  # the tests' npu-smi, hccn_tool, nvidia-smi, ibstat stand-ins
+
+
+def make_heavy(cluster: NetnsCluster) -> None:
+    """Give every node the login environment above (restarts each node's sshd once)."""
+    text = HEAVY_BASHRC.replace("{tools}", str(SIM_TOOLS)).replace("{python}", shlex.quote(sys.executable))
+    for node in cluster.nodes:
+        cluster.set_etc_file(node, "bash.bashrc", text)
 
 
 @dataclass
@@ -244,7 +266,7 @@ def build_tools(cluster: NetnsCluster, work: Path, pdsh_ok: bool, ansible_ok: bo
 
     preflight = _script("preflight")
     for name, selection in (("preflight-issue2", ["--checks", ISSUE2_CHECKS]), ("preflight-all", []),
-                            ("reach-only", ["--checks", REACH_CHECK])):
+                            ("no-reach", ["--skip", REACH_CHECK]), ("reach-only", ["--checks", REACH_CHECK])):
         tools[name] = Tool(name, [preflight, "run", "--hosts", str(hosts_yaml), *selection, "--json",
                                   "--report-dir", str(work / "reports" / name)], _check_preflight(size))
 
@@ -403,17 +425,23 @@ def ensure_ansible() -> bool:
     return shutil.which("ansible") is not None
 
 
-def bench_size(size: int, repeat: int, pdsh_ok: bool, ansible_ok: bool) -> dict[str, ToolResult]:
-    """Bring one cluster of ``size`` nodes up, time every tool on it, always tear it down."""
+def bench_size(size: int, repeat: int, pdsh_ok: bool, ansible_ok: bool, heavy: bool = True,
+               only: Sequence[str] = ()) -> dict[str, ToolResult]:
+    """Bring one cluster of ``size`` nodes up (``heavy``: with a login environment), time every tool (or
+    those in ``only``) on it, always tear it down."""
     results = {name: ToolResult(size) for name in TOOLS}
     with tempfile.TemporaryDirectory(prefix=f"pfbench-{size}-") as tmp:
         work = Path(tmp)
         cluster = NetnsCluster(size, name=CLUSTER_NAME, subnet=CLUSTER_SUBNET, workdir=work / "cluster")
         try:
             cluster.up()
+            if heavy:
+                make_heavy(cluster)
             tools = build_tools(cluster, work, pdsh_ok, ansible_ok)
             for name, tool in tools.items():
-                if tool is None:
+                if only and name not in only:
+                    tools[name] = None
+                if tools[name] is None:
                     results[name].available = False
             for round_no in range(repeat):
                 for name, tool in tools.items():
@@ -464,8 +492,10 @@ def format_table(machine: dict[str, Any], repeat: int, rows: dict[int, dict[str,
               "Every sshd and probe shares this machine's CPUs with the controller: wall time mostly measures\n"
               "node-side CPU here; controller CPU per host is what limits one controller on a real cluster.")
     wall_body = [[str(size), *(res[t].cell() for t in TOOLS),
-                  _ratio(res["preflight-issue2"].median, res["pdsh"].median)] for size, res in rows.items()]
-    wall = _render(["size", *labels, "issue-2/pdsh"], wall_body)
+                  _ratio(res["preflight-issue2"].median, res["pdsh"].median),
+                  _ratio(res["preflight-all"].median, res["pdsh"].median),
+                  _ratio(res["preflight-all"].median, res["no-reach"].median)] for size, res in rows.items()]
+    wall = _render(["size", *labels, "issue-2/pdsh", "all/pdsh", "all/no-reach"], wall_body)
     cpu_body = [[str(size), *(res[t].cpu_cell() for t in TOOLS),
                  _ratio(res["preflight-issue2"].median_cpu, res["pdsh"].median_cpu)] for size, res in rows.items()]
     cpu = _render(["size", *labels, "issue-2/pdsh"], cpu_body)
@@ -477,7 +507,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--sizes", default="1,4,16", help="comma-separated cluster sizes (1..244; e.g. 1,4,16,32,64)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per tool and size (median reported)")
+    parser.add_argument("--light", action="store_true", help="nodes without the login environment of --heavy "
+                                                              "(the default gives every node one: HEAVY_BASHRC)")
+    parser.add_argument("--tools", default="", help=f"comma-separated columns to run (default all: {','.join(TOOLS)})")
     args = parser.parse_args(argv)
+    only = [t for t in args.tools.split(",") if t]
+    if any(t not in TOOLS for t in only):
+        parser.error(f"--tools: pick from {', '.join(TOOLS)}")
     try:
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     except ValueError:
@@ -490,20 +526,22 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     signal.signal(signal.SIGTERM, _sigterm_to_interrupt)
-    pdsh_ok, ansible_ok = ensure_pdsh(), ensure_ansible()
+    pdsh_ok = ensure_pdsh()
+    ansible_ok = ensure_ansible() if not only or "ansible" in only else False
     machine = machine_info()
     rows: dict[int, dict[str, ToolResult]] = {}
     try:
         for size in sizes:
             print(f"size {size}: cluster up, {args.repeat} round(s)...", file=sys.stderr)
-            rows[size] = bench_size(size, args.repeat, pdsh_ok, ansible_ok)
+            rows[size] = bench_size(size, args.repeat, pdsh_ok, ansible_ok, heavy=not args.light, only=only)
     except KeyboardInterrupt:
         print("interrupted; cluster torn down", file=sys.stderr)
         return 130
 
     print(format_table(machine, args.repeat, rows))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    doc = {"machine": machine, "repeat": args.repeat, "sizes": sizes,
+    doc = {"machine": machine, "repeat": args.repeat, "sizes": sizes, "heavy_nodes": not args.light,
+           "heavy_bashrc": None if args.light else HEAVY_BASHRC,
            "note": ("every sshd and probe shares this machine's CPUs with the controller, so wall time mostly "
                     "measures node-side CPU; cpu_* is the tool's process tree on the controller only "
                     "(os.wait4 rusage), cpu_ms_per_host = median_cpu_s / size"),

@@ -30,10 +30,12 @@ CONNECTOR = source("connector")
 # JSON line and the same words (ok, refused, unreachable; else unresolved or error). When timeout(1)
 # ends it, that says nothing about the connect (bash itself may not have started in time on a loaded
 # host): the python connector then runs, which times the connect call itself and retries it, and only
-# it reports "timeout". Where bash or timeout is missing, the python connector runs instead.
+# it reports "timeout". Where bash or timeout is missing, the python connector runs instead. ``--norc``: a
+# bash started under sshd (SSH_CLIENT set) reads /etc/bash.bashrc and ~/.bashrc even for ``-c``, and a
+# training node's login environment there (conda's hook, CANN's set_env.sh) would cost every connect.
 _BASH_CONNECT = r"""i=0
 while :; do
-  e=$(LC_ALL=C timeout {timeout} bash -c 'exec 3<>"/dev/tcp/$0/$1"' {address} {port} 2>&1); rc=$?
+  e=$(LC_ALL=C timeout {timeout} bash --norc --noprofile -c 'exec 3<>"/dev/tcp/$0/$1"' {address} {port} 2>&1); rc=$?
   case "$rc:$e" in
     0:*) r=ok ;;
     124:*) r=timeout ;;
@@ -73,7 +75,7 @@ def connect_command(python: str, timeout: float, retry: float, targets: Sequence
     """The probe that connects to ``targets`` and prints one JSON line (results named by target host).
 
     >>> one = Target("n1", "10.0.0.1", 29500, "master port")
-    >>> "bash -c" in connect_command("python3", 3.0, 2.0, [one])
+    >>> "bash --norc --noprofile -c" in connect_command("python3", 3.0, 2.0, [one])
     True
     >>> "bash -c" in connect_command("python3", 3.0, 2.0, [one, Target("n2", "fe80::2", 60000, "HCCL base port")])
     False
