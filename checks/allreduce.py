@@ -8,7 +8,10 @@ is shipped in the probe command and started under ``env -i`` (no inherited NCCL_
 ``NCCL_ALGO=Ring`` on gpu. Backend: hccl on npu, nccl on gpu, gloo on cpu (one rank per slot).
 
     checks:
-      allreduce: {sizes_mib: [1, 4, 16], budget_s: 5, fraction: 0.8, floor_gbps: 0}
+      allreduce: {sizes_mib: [1, 4, 16], budget_s: 5, fraction: 0.8, floor_gbps: 0, confirm_max: 4}
+
+A pair below ``fraction`` of its class's reference is measured again alone (the ``confirm_max`` slowest,
+after every round): normal alone, it is a ``warn`` (contention or an ECMP collision), not a slow link.
 
 Not run by default (``by_default = False``): it moves real traffic and costs seconds per round;
 ask for it with ``preflight run --checks allreduce``.
@@ -27,7 +30,7 @@ from typing import Any, ClassVar
 
 from preflight.allreduce.probe import BACKENDS, TORCH_PROBE
 from preflight.allreduce.schedule import PATTERNS, Pair, plan
-from preflight.allreduce.verdict import judge, merge, parse_lines
+from preflight.allreduce.verdict import PairResult, judge, merge, parse_lines, slow_pairs
 from preflight.allreduce.worker import WORKER
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOutcome, finding
@@ -47,7 +50,7 @@ class AllreduceCheck(ActiveCheck):
     params: ClassVar[Mapping[str, Any]] = {
         "sizes_mib": [1, 4, 16, 64], "warmup": 2, "iters": 5, "trials": 3, "budget_s": 5.0,
         "init_timeout_s": 15.0, "base_port": 29600, "fraction": 0.8, "floor_gbps": 0.0,
-        "pattern": "auto", "all_pairs_max_hosts": 16, "matchings": 3, "seed": 0,
+        "pattern": "auto", "all_pairs_max_hosts": 16, "matchings": 3, "seed": 0, "confirm_max": 4,
     }
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
@@ -123,18 +126,37 @@ class AllreduceCheck(ActiveCheck):
 
     def steps(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome] = ()) -> list[Step]:
         hosts = {h.name: h for h in ctx.hosts}
+        return [self._step(pairs, hosts, ctx) for pairs in self.rounds(facts, ctx)]
+
+    def first_results(self, facts: Mapping[str, Facts], ctx: EvalContext,
+                      outcomes: Sequence[StepOutcome]) -> tuple[list[PairResult], list[PairResult]]:
+        """The rounds' pair results (from the first ``len(rounds)`` outcomes), and the slow pairs among them
+        that are measured again alone: the ``confirm_max`` slowest, worst first."""
+        rounds = self.rounds(facts, ctx)
+        done = outcomes[:len(rounds)]
+        lines = [line for o in done for outs in o.foreground.values()
+                 for line in parse_lines(outs.get("ranks", ProbeOutput("")).stdout)]
+        results = merge([p for r in rounds[:len(done)] for p in r], lines, self.probe_timeout(ctx))
+        slow, _ = slow_pairs([r for r in results if r.error is None], float(ctx.params["fraction"]),
+                             float(ctx.params["floor_gbps"]))
+        return results, sorted(slow, key=lambda r: r.figure)[:max(0, int(ctx.params["confirm_max"]))]
+
+    def followups(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome]) -> list[Step]:
+        """Each slow pair measured again alone (nothing else running) before it is blamed."""
+        if len(done) < len(self.rounds(facts, ctx)):
+            return []
+        _, again = self.first_results(facts, ctx, done)
+        return [self._step([r.pair], {h.name: h for h in ctx.hosts}, ctx) for r in again]
+
+    def _step(self, pairs: Sequence[Pair], hosts: Mapping[str, Host], ctx: EvalContext) -> Step:
+        """One step running ``pairs`` at once: each host's ranks start together and the probe waits for all."""
         timeout = self.probe_timeout(ctx)
-        found = []
-        for pairs in self.rounds(facts, ctx):
-            ranks: dict[str, list[str]] = defaultdict(list)
-            for pair in pairs:
-                ranks[pair.host].append(self.rank_command(pair, 0, hosts, ctx))
-                ranks[pair.peer].append(self.rank_command(pair, 1, hosts, ctx))
-            # one probe per host: its ranks start together (`&`) and the probe waits for all of them
-            foreground = {h: [Probe("ranks", " & ".join(cmds) + " & wait", timeout=timeout)]
-                          for h, cmds in ranks.items()}
-            found.append(Step(background={}, foreground=foreground, timeout=timeout + 10))
-        return found
+        ranks: dict[str, list[str]] = defaultdict(list)
+        for pair in pairs:
+            ranks[pair.host].append(self.rank_command(pair, 0, hosts, ctx))
+            ranks[pair.peer].append(self.rank_command(pair, 1, hosts, ctx))
+        foreground = {h: [Probe("ranks", " & ".join(cmds) + " & wait", timeout=timeout)] for h, cmds in ranks.items()}
+        return Step(background={}, foreground=foreground, timeout=timeout + 10)
 
     def pattern(self, n_hosts: int, ctx: EvalContext) -> str:
         """Says which pairs ran, e.g. ``every host pair (circle schedule), device k <-> device k``."""
@@ -169,10 +191,12 @@ class AllreduceCheck(ActiveCheck):
                                        "allreduce.run: nothing to test (fewer than 2 hosts or devices with torch)")]
         if not outcomes:
             return findings  # planned but not run (evaluate() without the active phase)
-        lines = [line for o in outcomes for outs in o.foreground.values()
+        results, again = self.first_results(facts, ctx, outcomes)
+        later = outcomes[len(rounds):]
+        lines = [line for o in later for outs in o.foreground.values()
                  for line in parse_lines(outs.get("ranks", ProbeOutput("")).stdout)]
-        pairs = [p for r in rounds[:len(outcomes)] for p in r]
-        results = merge(pairs, lines, self.probe_timeout(ctx))
+        remeasured = {r.pair.index: r for r in merge([r.pair for r in again][:len(later)], lines,
+                                                      self.probe_timeout(ctx))}
         return findings + judge(results, self.usable(facts, ctx), float(ctx.params["fraction"]),
                                 float(ctx.params["floor_gbps"]),
-                                self.pattern(len(self.usable(facts, ctx)), ctx))
+                                self.pattern(len(self.usable(facts, ctx)), ctx), remeasured)

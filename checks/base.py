@@ -242,6 +242,11 @@ class ActiveCheck(Check):
         ``done``: what the overlap already ran during the gather; plan only what it did not cover.
         """
 
+    def followups(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome]) -> list[Step]:
+        """Steps planned from what ``steps`` measured (``done``: every outcome so far), run once after them:
+        e.g. re-measuring alone what looked slow before blaming it. None by default."""
+        return []
+
     @abc.abstractmethod
     def judge(self, facts: Mapping[str, Facts], outcomes: Sequence[StepOutcome], ctx: EvalContext) -> list[Finding]:
         """Findings from the gathered facts and every step's outcome."""

@@ -78,6 +78,64 @@ def run(ctx: EvalContext, speed: dict[frozenset[str], float] | Callable[[Pair], 
     return CHECK.judge(facts, outcomes, ctx)
 
 
+def run_confirmed(ctx: EvalContext, first: dict[frozenset[str], float],
+                  alone: dict[frozenset[str], float]) -> tuple[list[Finding], int]:
+    """Rounds at ``first`` speeds, then the check's follow-up steps (slow pairs alone) at ``alone`` speeds."""
+    facts = torch_facts(ctx)
+    outcomes = []
+    for pairs in CHECK.rounds(facts, ctx):
+        text: dict[str, list[str]] = {}
+        for p in pairs:
+            for rank, host in ((0, p.host), (1, p.peer)):
+                text.setdefault(host, []).append(line(p, rank, first.get(frozenset((p.host, p.peer)), 1.0)))
+        outcomes.append(StepOutcome({}, {h: {"ranks": ProbeOutput("\n".join(t) + "\n")} for h, t in text.items()}))
+    followups = CHECK.followups(facts, ctx, outcomes)
+    again = {r.pair.index: r.pair for r in CHECK.first_results(facts, ctx, outcomes)[1]}
+    for step in followups:
+        assert len(step.foreground) == 2, "a slow pair is measured alone: its two hosts only"
+        text = {}
+        for host, probes in step.foreground.items():
+            index = int(probes[0].command.split("PF_PAIR=")[1].split()[0])
+            pair = again[index]
+            rank = 0 if host == pair.host else 1
+            text[host] = [line(pair, rank, alone.get(frozenset((pair.host, pair.peer)), 1.0))]
+        outcomes.append(StepOutcome({}, {h: {"ranks": ProbeOutput("\n".join(t) + "\n")} for h, t in text.items()}))
+    return CHECK.judge(facts, outcomes, ctx), len(followups)
+
+
+def test_a_pair_slow_once_but_normal_alone_is_a_warning_not_a_fail() -> None:
+    ctx = context(4)
+    findings, confirmations = run_confirmed(ctx, {frozenset(("n3", "n4")): 0.4}, {})
+    assert confirmations == 1
+    assert not [f for f in findings if f.status == Status.FAIL]
+    [warn] = [f for f in findings if f.status == Status.WARN]
+    assert {warn.host, warn.peer} == {"n3", "n4"} and "normal alone" in warn.message
+    assert "ECMP" in warn.message and warn.busbw_gbps == 1.0, "the figure is the one measured alone"
+    assert statuses(findings, "allreduce.busbw")["n1"] == Status.PASS
+
+
+def test_a_pair_still_slow_alone_fails_and_a_slow_host_is_still_named() -> None:
+    ctx = context(4)
+    slow = {frozenset(("n1", "n2")): 0.3}
+    findings, confirmations = run_confirmed(ctx, slow, slow)
+    assert confirmations == 1
+    assert sorted((f.host, f.peer) for f in findings if f.status == Status.FAIL) == [("n1", "n2"), ("n2", "n1")]
+    host = {frozenset(("n3", x)): 0.1 for x in ("n1", "n2", "n4")}
+    findings, confirmations = run_confirmed(ctx, host, host)
+    assert confirmations == 3 and not [f for f in findings if f.status == Status.WARN]
+    assert [f.host for f in findings if f.status == Status.FAIL and f.peer is None] == ["n3"]
+
+
+def test_confirmations_are_capped_worst_first() -> None:
+    ctx = context(6, confirm_max=2)
+    slow = {frozenset(("n1", "n2")): 0.5, frozenset(("n3", "n4")): 0.2, frozenset(("n5", "n6")): 0.3}
+    findings, confirmations = run_confirmed(ctx, slow, {})
+    assert confirmations == 2
+    warned = {frozenset((str(f.host), str(f.peer))) for f in findings if f.status == Status.WARN}
+    assert warned == {frozenset(("n3", "n4")), frozenset(("n5", "n6"))}, "the two slowest were measured again"
+    assert {f.host for f in findings if f.status == Status.FAIL} == {"n1", "n2"}
+
+
 def statuses(findings: list[Finding], check: str) -> dict[str | None, Status]:
     found: dict[str | None, Status] = {}
     for f in findings:

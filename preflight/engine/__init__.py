@@ -101,6 +101,8 @@ class Engine:
                 outcomes = self.outcomes.setdefault(check.ident, [])
                 for step in check.steps(facts, self.context(check), done=tuple(outcomes)):
                     outcomes.append(run_step(step, self.sessions, self.options.parallel))
+                for step in check.followups(facts, self.context(check), tuple(outcomes)):
+                    outcomes.append(run_step(step, self.sessions, self.options.parallel))
         finally:
             self.close()
 

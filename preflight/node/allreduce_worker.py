@@ -89,8 +89,10 @@ try:
                 dist.all_reduce(buf)
             sync()
             elapsed = (time.perf_counter() - t1) / int(spec["iters"])
-            shared = torch.tensor([elapsed, time.perf_counter() - start], dtype=torch.float64, device=dev)
-            dist.all_reduce(shared, op=dist.ReduceOp.MAX)  # the slowest rank counts; one clock for both
+            # fp32: every backend takes it (HCCL rejects float64 off Ascend 950). The slowest rank counts,
+            # and both ranks get the same numbers, so they take the same decisions.
+            shared = torch.tensor([elapsed, time.perf_counter() - start], dtype=torch.float32, device=dev)
+            dist.all_reduce(shared, op=dist.ReduceOp.MAX)
             slowest, spent_shared = float(shared[0].item()), float(shared[1].item())
             best = slowest if best is None else min(best, slowest)
             trials += 1
@@ -100,7 +102,9 @@ try:
         algbw = nbytes / best / 1e9
         out["sizes"].append({"bytes": nbytes, "time_s": best, "algbw_gbps": algbw,
                              "busbw_gbps": algbw * 2 * (world - 1) / world, "correct": correct, "trials": trials})
-        last_cost = time.perf_counter() - t0
+        cost = torch.tensor([time.perf_counter() - t0], dtype=torch.float32, device=dev)
+        dist.all_reduce(cost, op=dist.ReduceOp.MAX)  # the stop decision is shared: no rank leaves alone
+        last_cost = float(cost[0].item())
         last_size = int(size)
         if spent_shared > budget:
             break
