@@ -4,8 +4,9 @@ Host pairs run in rounds (round-robin circle method: n-1 rounds for n hosts, dis
 parallel, each on its own port; beyond ``all_pairs_max_hosts`` hosts, or when asked with ``pattern``,
 ring neighbours or k random matchings instead); device k talks to device k of the partner, and with more than
 one device per host every two local devices also pair up. The worker (preflight.allreduce.worker)
-is shipped in the probe command and started under ``env -i`` (no inherited NCCL_*/HCCL_*), with
-``NCCL_ALGO=Ring`` on gpu. Backend: hccl on npu, nccl on gpu, gloo on cpu (one rank per slot).
+is shipped in the probe command and started in the job's environment (the login environment, the host's
+``setup:`` lines, its hosts.yaml ``env``: preflight.job_env), overriding only what the test controls
+(MASTER_*, RANK, WORLD_SIZE, LOCAL_RANK, the device, ``NCCL_ALGO=Ring`` on gpu). Backend: hccl on npu, nccl on gpu, gloo on cpu (one rank per slot).
 
     checks:
       allreduce: {sizes_mib: [1, 4, 16], budget_s: 5, fraction: 0.8, floor_gbps: 0, confirm_max: 4}
@@ -23,7 +24,6 @@ ask for it with ``preflight run --checks allreduce``.
 from __future__ import annotations
 
 import json
-import shlex
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -35,10 +35,9 @@ from preflight.allreduce.worker import WORKER
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOutcome, finding
 from preflight.inventory import ClusterSpec, Host
+from preflight.job_env import job_command
 from preflight.model import Finding, Status
 
-PASS_ENV = ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "HCCL_IF_IP", "HCCL_SOCKET_IFNAME", "LD_LIBRARY_PATH",
-            "ASCEND_HOME_PATH", "ASCEND_OPP_PATH", "ASCEND_AICPU_PATH", "ASCEND_TOOLKIT_HOME")
 
 
 class AllreduceCheck(ActiveCheck):
@@ -54,7 +53,7 @@ class AllreduceCheck(ActiveCheck):
     }
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        return [Probe("torch", shlex.join([host.python, "-c", TORCH_PROBE]), timeout=10)]
+        return [Probe("torch", job_command(host, cluster, [host.python, "-c", TORCH_PROBE]), timeout=10)]
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
         out = outputs.get("torch", ProbeOutput("", exit_status=None))
@@ -108,7 +107,9 @@ class AllreduceCheck(ActiveCheck):
         }, separators=(",", ":"))
 
     def rank_command(self, pair: Pair, rank: int, hosts: Mapping[str, Host], ctx: EvalContext) -> str:
-        """``env -i PATH=... VAR=value ... python -c WORKER SPEC`` for one rank, quoted."""
+        """One rank in the job's environment (login env, ``setup:``, hosts.yaml ``env``; preflight.job_env),
+        overriding only what the test controls: MASTER_*, RANK, WORLD_SIZE, LOCAL_RANK, the device, and
+        NCCL_ALGO=Ring on gpu (a 2-rank link test)."""
         me, peer = (pair.host, pair.peer) if rank == 0 else (pair.peer, pair.host)
         host = hosts[me]
         variables = {
@@ -119,10 +120,7 @@ class AllreduceCheck(ActiveCheck):
         }
         if ctx.cluster.accelerator == "gpu":
             variables["NCCL_ALGO"] = "Ring"
-        variables.update({k: v for k, v in host.env.items() if k in PASS_ENV})
-        assigned = " ".join(shlex.quote(f"{k}={v}") for k, v in variables.items())
-        return (f'env -i PATH="$PATH" HOME="$HOME" LANG=C {assigned} '
-                + shlex.join([host.python, "-c", WORKER, self.spec(ctx)]))
+        return job_command(host, ctx.cluster, [host.python, "-c", WORKER, self.spec(ctx)], variables)
 
     def steps(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome] = ()) -> list[Step]:
         hosts = {h.name: h for h in ctx.hosts}

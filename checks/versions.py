@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
 from preflight.inventory import ClusterSpec, Host
+from preflight.job_env import job_command, parse_setup
 from preflight.model import Finding, Status
 from preflight.node import source
 from preflight.torch_npu_table import TORCH_NPU_FOR_CANN, torch_for
@@ -138,14 +139,14 @@ def parse_install_files(text: str) -> dict[str, str | None]:
 
 class VersionsCheck(Check):
     family = "versions"
-    ids = (*(f"versions.{component.key}" for component in COMPONENTS), "versions.torch_npu_compat")
+    ids = (*(f"versions.{component.key}" for component in COMPONENTS), "versions.torch_npu_compat", "versions.setup")
     order = 10
     summary = "python, torch, torch_npu, CUDA, NCCL, CANN and driver versions present and equal on every host"
     params: ClassVar[Mapping[str, Any]] = {"expect": {}}
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
         return [
-            Probe("python", shlex.join([host.python, "-S", "-c", PYTHON_PROBE]), timeout=15),
+            Probe("python", job_command(host, cluster, [host.python, "-S", "-c", PYTHON_PROBE]), timeout=15),
             Probe("install_files", install_files_command(host.env), timeout=5),
         ]
 
@@ -165,6 +166,9 @@ class VersionsCheck(Check):
             reason = python.stderr.strip() or python.stdout.strip() or f"exit status {python.exit_status}"
             facts["python_error"] = reason[-300:]
         facts.update(parse_install_files(outputs["install_files"].stdout))
+        setup = parse_setup(python.stderr)
+        if setup:
+            facts["setup"] = setup
         return facts
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
@@ -184,7 +188,28 @@ class VersionsCheck(Check):
             findings += _judge(component, values, shown, ctx, expect.get(component.key))
         if ctx.cluster.accelerator == "npu":
             findings += _judge_torch_npu(facts, broken)
-        return findings
+        return findings + _judge_setup(facts)
+
+
+def _judge_setup(facts: Mapping[str, Facts]) -> list[Finding]:
+    """versions.setup: what the host's ``setup:`` (or the npu default) did before the python-level probes."""
+    check = "versions.setup"
+    findings = []
+    for host in sorted(facts):
+        setup = facts[host].get("setup") or {}
+        if not setup:
+            continue
+        if "failed" in setup:
+            findings.append(finding(
+                check, host, Status.FAIL,
+                f"{check}: the setup lines failed on {host} ({setup['failed']}): the job's environment is not what "
+                "its launch will see; the python-level checks ran without it",
+                observed=setup["failed"], expected="setup lines exit 0",
+                remedy="fix `setup:` in hosts.yaml (run the lines by hand on the host: bash -c '...')"))
+            continue
+        said = setup.get("sourced") or setup.get("ran") or "ran"
+        findings.append(finding(check, host, Status.PASS, f"{check}: {said}", observed=said))
+    return findings
 
 
 def _judge_torch_npu(facts: Mapping[str, Facts], broken: set[str]) -> list[Finding]:

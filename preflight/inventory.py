@@ -43,6 +43,8 @@ class Host:
     proxy_jump: str | None = None
     # Job environment as the training launch will see it (NCCL_SOCKET_IFNAME, HCCL_IF_BASE_PORT, ...).
     env: Mapping[str, str] = field(default_factory=dict)
+    # Shell lines run before every python-level probe and worker (preflight.job_env), e.g. sourcing set_env.sh.
+    setup: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,11 +86,11 @@ def local_inventory() -> Inventory:
 
 _DEFAULT_KEYS: dict[str, type | tuple[type, ...] | None] = {
     "user": str, "port": int, "identity_file": str, "known_hosts": str, "python": str,
-    "proxy_jump": str, "ssh_config": str, "env": None,
+    "proxy_jump": str, "ssh_config": str, "env": None, "setup": None,
 }
 _HOST_KEYS: dict[str, type | tuple[type, ...] | None] = {
     "name": str, "address": str, "user": str, "port": int, "identity_file": str,
-    "known_hosts": str, "python": str, "proxy_jump": str, "env": None,
+    "known_hosts": str, "python": str, "proxy_jump": str, "env": None, "setup": None,
 }
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CLUSTER_KEYS: dict[str, type | tuple[type, ...]] = {
@@ -232,7 +234,9 @@ class _Reader:
     def entry(self, node: yaml.Node, what: str, allowed: Mapping[str, Any]) -> dict[str, Any]:
         """A defaults or host mapping; ``env`` becomes a dict of strings."""
         values = self.mapping(node, what, allowed)
-        entry = {k: v for k, (v, _) in values.items() if k != "env"}
+        entry = {k: v for k, (v, _) in values.items() if k not in ("env", "setup")}
+        if "setup" in values:
+            entry["setup"] = self.setup(values["setup"][0], f"{what}.setup")
         if "env" in values:
             env_node = values["env"][1]
             entry["env"] = {}
@@ -241,6 +245,20 @@ class _Reader:
                     raise self.error(key_line, f"{what}.env: {key!r} is not a valid environment variable name")
                 entry["env"][key] = value
         return entry
+
+    def setup(self, node: yaml.Node, what: str) -> tuple[str, ...]:
+        """``setup:``: one shell line (or block) or a list of them, run before every python-level probe."""
+        self.visit(node)
+        items = node.value if isinstance(node, yaml.SequenceNode) else [node]
+        lines = []
+        for item in items:
+            if item is not node:
+                self.visit(item)
+            if not isinstance(item, yaml.ScalarNode) or not str(item.value).strip() or item.tag.endswith(":null"):
+                raise self.error(item, f"{what} must be a shell line or a list of shell lines, e.g. "
+                                       "setup: [source /usr/local/Ascend/ascend-toolkit/set_env.sh]")
+            lines.append(str(item.value))
+        return tuple(lines)
 
     def hosts(self, node: yaml.Node, defaults: dict[str, Any],
               ssh_lookup: Callable[[str], dict[str, Any]]) -> list[Host]:
@@ -300,6 +318,7 @@ class _Reader:
             python=merged.get("python", "python3"),
             proxy_jump=merged.get("proxy_jump"),
             env=merged["env"],
+            setup=tuple(merged.get("setup", ())),
         )
 
     def cluster(self, node: yaml.Node | None, hosts: list[Host]) -> ClusterSpec:

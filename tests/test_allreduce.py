@@ -144,15 +144,15 @@ def statuses(findings: list[Finding], check: str) -> dict[str | None, Status]:
     return found
 
 
-def test_steps_one_probe_per_host_per_round_with_clean_env() -> None:
+def test_steps_one_probe_per_host_per_round_in_the_jobs_env() -> None:
     ctx = context(4, accelerator="gpu")
     steps = CHECK.steps(torch_facts(ctx), ctx)
     assert len(steps) == 3
     for step in steps:
         assert set(step.foreground) == {"n1", "n2", "n3", "n4"} and not step.background
         command = step.foreground["n1"][0].command
-        assert command.startswith("env -i ") and command.endswith(" & wait")
-        assert "NCCL_ALGO=Ring" in command and "NCCL_DEBUG" not in command and " WORLD_SIZE=2 " in command
+        assert command.startswith("env ") and "env -i" not in command and command.endswith(" & wait")
+        assert "NCCL_ALGO=Ring" in command and "NCCL_DEBUG=INFO" in command and " WORLD_SIZE=2 " in command
         assert '"backend":"nccl"' in command
 
 
@@ -160,8 +160,8 @@ def test_intra_pairs_with_several_devices() -> None:
     ctx = context(2, devices=4)
     steps = CHECK.steps(torch_facts(ctx), ctx)
     assert len(steps) == 1 + 3  # one inter round, then 3 intra rounds
-    assert steps[0].foreground["n1"][0].command.count("env -i") == 4  # devices 0..3 to the partner
-    assert steps[1].foreground["n2"][0].command.count("env -i") == 4  # two pairs, two ranks each
+    assert steps[0].foreground["n1"][0].command.count("WORLD_SIZE=2") == 4  # devices 0..3 to the partner
+    assert steps[1].foreground["n2"][0].command.count("WORLD_SIZE=2") == 4  # two pairs, two ranks each
 
 
 def test_healthy_cluster_passes_every_host() -> None:

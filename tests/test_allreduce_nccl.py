@@ -1,8 +1,8 @@
 """allreduce on gpu clusters (nccl), offline: the rank commands' environment and the worker's device mapping.
 
 No GPU machine is lent to this project, so the nccl run itself is not exercised here: these tests check
-what the controller ships (``NCCL_ALGO=Ring`` for link tests, device k <-> ``LOCAL_RANK`` k <-> cuda:k, a
-clean environment) and that the worker, run for real where CUDA is missing, reports one JSON error line.
+what the controller ships (``NCCL_ALGO=Ring`` for link tests, device k <-> ``LOCAL_RANK`` k <-> cuda:k, the
+job's own environment with only the test's variables overridden) and that the worker, run for real where CUDA is missing, reports one JSON error line.
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ def facts(ctx: EvalContext) -> dict[str, Facts]:
 
 
 def rank_env(command: str) -> tuple[dict[str, str], dict[str, object]]:
-    """The variables ``env -i`` sets for one rank, and the worker's JSON spec."""
+    """The variables ``env`` sets for one rank (the job's, then the test's), and the worker's JSON spec."""
     words = shlex.split(command)
-    assert words[:2] == ["env", "-i"]
+    assert words[0] == "env" and "-i" not in words[:2], "the job's environment is kept, not cleared"
     python = next(i for i, w in enumerate(words) if w == sys.executable)
-    variables = dict(w.split("=", 1) for w in words[2:python])
+    variables = dict(w.split("=", 1) for w in words[1:python])
     assert words[python + 1] == "-c" and words[python + 2] == WORKER
     return variables, json.loads(words[python + 3])
 
@@ -52,7 +52,7 @@ def test_nccl_ranks_use_ring_and_map_device_k_to_local_rank_k() -> None:
                 assert spec["backend"] == "nccl"
                 assert variables["NCCL_ALGO"] == "Ring", "the link test pins the ring algorithm"
                 assert variables["NCCL_SOCKET_IFNAME"] == "=eth0", "the job's interface choice is kept"
-                assert "NCCL_P2P_DISABLE" not in variables, "leftover switches of the login are not inherited"
+                assert variables["NCCL_P2P_DISABLE"] == "1", "the job's own settings are what the test measures"
                 assert variables["LOCAL_RANK"] == variables["PF_DEVICE"]
                 assert variables["WORLD_SIZE"] == "2" and variables["RANK"] in ("0", "1")
                 seen.add((host, int(variables["PF_DEVICE"]), variables["PF_PAIR"]))

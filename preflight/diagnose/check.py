@@ -40,7 +40,8 @@ from preflight.diagnose.judge import Judge
 from preflight.diagnose.outcomes import dryrun_results, own_addresses, parse_devices, parse_dryrun, stage_text
 from preflight.diagnose.plan import Plan, launch_findings, make_plan
 from preflight.diagnose.worker import DRYRUN
-from preflight.interfaces import IFACE_VARS, parse_getent
+from preflight.interfaces import parse_getent
+from preflight.job_env import job_command
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 
@@ -49,7 +50,6 @@ __all__ = ["DiagnoseCheck", "Plan", "launch_findings", "make_plan", "parse_devic
 
 _DEVICES = "for f in /dev/nvidia[0-9]* /dev/davinci[0-9]*; do [ -e \"$f\" ] && echo \"$f\"; done; true"
 # The login environment's interface variables reach the job as they would from the user's shell.
-_LOGIN_IFACES = " ".join(f'${{{v}+"{v}=${v}"}}' for v in IFACE_VARS)
 
 
 class DiagnoseCheck(ActiveCheck):
@@ -70,7 +70,7 @@ class DiagnoseCheck(ActiveCheck):
         return [
             Probe("master_addr", f"getent ahosts {addr}", timeout=10),
             Probe("devices", _DEVICES, timeout=5),
-            Probe("torch", shlex.join([host.python, "-c", TORCH_PROBE]), timeout=15),
+            Probe("torch", job_command(host, cluster, [host.python, "-c", TORCH_PROBE]), timeout=15),
         ]
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
@@ -144,7 +144,7 @@ class DiagnoseCheck(ActiveCheck):
                               ready=LISTENER_READY, ready_timeout=window))
         ranks = self.ranks(facts)
         if port is not None and self.plan.master_addr and len(ranks) >= 1:
-            found.append(Step(background={}, foreground={h: [Probe("dryrun", self.rank_command(hosts[h], r, len(ranks)),
+            found.append(Step(background={}, foreground={h: [Probe("dryrun", self.rank_command(hosts[h], r, len(ranks), ctx.cluster),
                                                                    timeout=self.probe_timeout())]
                                                          for h, r in ranks.items()},
                               timeout=self.probe_timeout() + 10))
@@ -154,16 +154,13 @@ class DiagnoseCheck(ActiveCheck):
         """Torch import allowance, then the store and the process group timeouts."""
         return 30.0 + 2 * self.plan.timeout
 
-    def rank_command(self, host: Host, rank: int, world: int) -> str:
-        """``env -i PATH=... <login interface vars> <job env> MASTER_ADDR=... python -c DRYRUN SPEC``, quoted."""
-        variables = {k: v for k, v in host.env.items() if k not in ("MASTER_ADDR", "MASTER_PORT", "RANK",
-                                                                    "WORLD_SIZE", "LOCAL_RANK")}
-        variables.update({"MASTER_ADDR": str(self.plan.master_addr), "MASTER_PORT": str(self.plan.port),
-                          "RANK": str(rank), "WORLD_SIZE": str(world), "LOCAL_RANK": "0"})
-        assigned = " ".join(shlex.quote(f"{k}={v}") for k, v in variables.items())
+    def rank_command(self, host: Host, rank: int, world: int, cluster: ClusterSpec | None = None) -> str:
+        """The dry run of one rank in the job's environment (login env, ``setup:``, hosts.yaml ``env``:
+        preflight.job_env) with MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE and LOCAL_RANK set, quoted."""
+        variables = {"MASTER_ADDR": str(self.plan.master_addr), "MASTER_PORT": str(self.plan.port),
+                     "RANK": str(rank), "WORLD_SIZE": str(world), "LOCAL_RANK": "0"}
         spec = json.dumps({"timeout": self.plan.timeout, "backend": self.plan.backend}, separators=(",", ":"))
-        return (f'env -i PATH="$PATH" HOME="$HOME" LANG=C {_LOGIN_IFACES} {assigned} '
-                + shlex.join([host.python, "-c", DRYRUN, spec]))
+        return job_command(host, cluster or ClusterSpec(), [host.python, "-c", DRYRUN, spec], variables)
 
     # --- judging (pure) ---
 

@@ -1,9 +1,9 @@
 """The rendezvous dry-run rank, shipped to every host as text from preflight/node/dryrun.py (the controller
 never imports torch).
 
-One process per host, started under ``env -i`` with the job's MASTER_ADDR and MASTER_PORT, RANK
-(the host's node rank) and WORLD_SIZE (the number of hosts), plus the job's own environment
-(interface variables). argv[1] is a JSON spec: ``timeout`` (seconds for the store and for the
+One process per host, started in the job's environment (preflight.job_env) with MASTER_ADDR and MASTER_PORT, RANK
+(the host's node rank) and WORLD_SIZE (the number of hosts) set (the login environment, the
+host's setup: lines and its hosts.yaml env come first). argv[1] is a JSON spec: ``timeout`` (seconds for the store and for the
 process group) and ``backend`` (the job's own backend: nccl, hccl, or gloo).
 
 It prints one JSON line per stage reached, ``{"event": "stage", "stage": ..., "t": seconds}``, so a

@@ -16,7 +16,11 @@ env = dict(os.environ)
 out = {"pair": int(env.get("PF_PAIR", "-1")), "rank": int(env.get("RANK", "-1")), "backend": spec["backend"],
        "host_device": int(env.get("PF_DEVICE", "0")), "sizes": [], "error": None}  # type: dict[str, Any]
 def emit():  # type: () -> None
-    out["env"] = {k: v for k, v in sorted(os.environ.items()) if k not in ("PATH", "HOME", "LANG")}
+    # What the rank ran with, for the report: the collective libraries' and the launch's variables only
+    # (the job's whole environment may hold secrets).
+    out["env"] = {k: v for k, v in sorted(os.environ.items())
+                  if k.startswith(("NCCL_", "HCCL_", "GLOO_", "MASTER_", "PF_", "ASCEND_", "CUDA_VISIBLE"))
+                  or k in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
     sys.stdout.write(json.dumps(out, separators=(",", ":")) + "\n")
     sys.stdout.flush()
 def local_iface(peer):  # type: (str) -> str | None
