@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 
 from preflight.allreduce.probe import BACKENDS, TORCH_PROBE
 from preflight.allreduce.schedule import PATTERNS, Pair, plan
+from preflight.allreduce.topology import host_topology, link_class
 from preflight.allreduce.verdict import PairResult, judge, merge, parse_lines, slow_pairs
 from preflight.allreduce.worker import WORKER
 from preflight.batch import Probe, ProbeOutput
@@ -46,6 +47,8 @@ class AllreduceCheck(ActiveCheck):
     order = 90
     by_default = False
     summary = "all_reduce busbw per device pair (circle schedule); names the slow link or the suspect host"
+    # The intra-host link classes: nvidia-smi topo -m (gpu.devices), the NPU generation (npu: 910A's HCCS groups).
+    needs = ("gpu.devices", "npu")
     params: ClassVar[Mapping[str, Any]] = {
         "sizes_mib": [1, 4, 16, 64], "warmup": 2, "iters": 5, "trials": 3, "budget_s": 5.0,
         "init_timeout_s": 15.0, "base_port": 29600, "fraction": 0.8, "floor_gbps": 0.0,
@@ -90,8 +93,10 @@ class AllreduceCheck(ActiveCheck):
         pattern = self.host_pattern(len(hosts), ctx)
         if pattern not in PATTERNS:
             return []
+        topologies = {h: host_topology(h, ctx.other_facts) for h in hosts}
         return plan(hosts, devices, int(ctx.params["base_port"]), avoid=[ctx.cluster.master_port],
-                    pattern=pattern, k=int(ctx.params["matchings"]), seed=int(ctx.params["seed"]))
+                    pattern=pattern, k=int(ctx.params["matchings"]), seed=int(ctx.params["seed"]),
+                    link=lambda host, i, j: link_class(topologies[host], i, j))
 
     def probe_timeout(self, ctx: EvalContext) -> float:
         """Torch import allowance + rendezvous + budget (the budget may be overrun by one size)."""

@@ -359,3 +359,55 @@ def test_slow_host_among_three_is_found_although_it_is_in_most_pairs() -> None:
     suspect = [f for f in findings if f.status == Status.FAIL and f.peer is None]
     assert [(f.host, f.device) for f in suspect] == [("n3", None)]
     assert statuses(findings, "allreduce.busbw") == {"n1": Status.PASS, "n2": Status.PASS, "n3": Status.FAIL}
+
+
+def topo_context(n: int, devices: int, accelerator: str, topology: dict[str, Any]) -> EvalContext:
+    """``n`` hosts whose npu / gpu.devices facts carry ``topology`` ({"npu": generation} or {"gpu": topo rows})."""
+    base = context(n, devices=devices, accelerator=accelerator)
+    other: dict[str, dict[str, Facts]] = {"npu": {}, "gpu.devices": {}}
+    for h in base.hosts:
+        if "npu" in topology:
+            other["npu"][h.name] = {"generation": topology["npu"]}
+        if "gpu" in topology:
+            other["gpu.devices"][h.name] = {"topology": topology["gpu"]}
+    return EvalContext(base.cluster, base.hosts, base.params, other)
+
+
+def test_910a_plans_no_pair_across_the_hccs_groups() -> None:
+    ctx = topo_context(2, 8, "npu", {"npu": "910A"})
+    intra = [p for r in CHECK.rounds(torch_facts(ctx), ctx) for p in r if p.kind == "intra"]
+    assert all(p.device // 4 == p.peer_device // 4 for p in intra), "HCCL refuses 2-device groups across 0-3/4-7"
+    assert {(p.host, p.device, p.peer_device) for p in intra} == {
+        (h, i, j) for h in ("n1", "n2") for g in (0, 4) for i in range(g, g + 4) for j in range(i + 1, g + 4)}
+    assert {p.link for p in intra} == {"HCCS"}
+    a2 = topo_context(2, 8, "npu", {"npu": "A2"})
+    assert len([p for r in CHECK.rounds(torch_facts(a2), a2) for p in r if p.kind == "intra"]) == 2 * 28
+
+
+# Mixed links, as on PCIe servers with NVLink bridges: GPU0-GPU1 bridged with 2 links, GPU2-GPU3 with 1,
+# GPU0/1 to GPU2/3 through a PCIe switch (PIX) or across the sockets (SYS).
+MIXED = {"GPU0": {"GPU1": "NV2", "GPU2": "PIX", "GPU3": "SYS"}, "GPU1": {"GPU2": "SYS", "GPU3": "PIX"},
+         "GPU2": {"GPU3": "NV1"}}
+
+
+def gpu_speed(degraded: frozenset[tuple[str, int, int]] = frozenset()) -> Callable[[Pair], float]:
+    """busbw per link class (NV2 > NV1 > SYS), a degraded pair at a tenth."""
+    rates = {"NV2": 40.0, "NV1": 20.0, "PIX": 12.0, "SYS": 6.0, "": 10.0}
+
+    def speed(p: Pair) -> float:
+        rate = rates.get(p.link, 8.0)
+        return rate / 10 if (p.host, p.device, p.peer_device) in degraded else rate
+    return speed
+
+
+def test_mixed_nvlink_and_pcie_pairs_are_judged_within_their_class() -> None:
+    ctx = topo_context(3, 4, "gpu", {"gpu": {"rows": MIXED}})
+    pairs = [p for r in CHECK.rounds(torch_facts(ctx), ctx) for p in r if p.kind == "intra"]
+    assert {p.link for p in pairs} == {"NV1", "NV2", "PIX", "SYS"}
+    findings = run(ctx, gpu_speed())
+    assert not [f for f in findings if f.status != Status.PASS], [f.message for f in findings if f.status != "pass"]
+    assert any("(NV2)" in f.message for f in findings if f.check == "allreduce.pair")
+    findings = run(ctx, gpu_speed(frozenset({("n2", 0, 1)})))  # n2's NV2 pair at a tenth
+    fails = [f for f in findings if f.status == Status.FAIL]
+    assert {(f.host, f.device, f.peer_device) for f in fails} == {("n2", 0, 1), ("n2", 1, 0)}
+    assert all("NV2 intra-host" in f.message for f in fails)

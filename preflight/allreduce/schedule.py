@@ -20,7 +20,7 @@ host) use the circle method over the devices, on all hosts at once.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 
@@ -101,6 +101,12 @@ class Pair:
     peer: str
     peer_device: int
     port: int
+    link: str = ""  # intra pairs: the link class (preflight.allreduce.topology: NV12, PIX, HCCS, ...)
+
+    @property
+    def group(self) -> str:
+        """What the pair is compared with: "inter", or the intra pair's link class."""
+        return self.link or self.kind
 
     @property
     def label(self) -> str:
@@ -109,10 +115,11 @@ class Pair:
 
 
 def plan(hosts: Sequence[str], devices: int, base_port: int, avoid: Sequence[int] = (), pattern: str = "all",
-         k: int = 3, seed: int = 0) -> list[list[Pair]]:
+         k: int = 3, seed: int = 0, link: Callable[[str, int, int], str | None] | None = None) -> list[list[Pair]]:
     """Rounds of pairs: the inter-host rounds of ``pattern``, then the intra-host rounds (when devices > 1).
 
-    Every pair gets its own port, counting up from ``base_port`` and skipping ``avoid``.
+    Every pair gets its own port, counting up from ``base_port`` and skipping ``avoid``. ``link(host, i, j)``:
+    the class of an intra pair, None for a pair the library refuses (not planned; see topology.py).
 
     >>> [[p.label for p in r] for r in plan(["a", "b", "c"], 1, 29600)]
     [['b:0<->c:0'], ['a:0<->c:0'], ['a:0<->b:0']]
@@ -133,7 +140,10 @@ def plan(hosts: Sequence[str], devices: int, base_port: int, avoid: Sequence[int
         current = []
         for host in hosts:
             for i, j in meeting:
-                current.append(Pair(index, "intra", host, min(i, j), host, max(i, j), next(ports)))
+                cls = link(host, min(i, j), max(i, j)) if link else ""
+                if cls is None:
+                    continue
+                current.append(Pair(index, "intra", host, min(i, j), host, max(i, j), next(ports), cls))
                 index += 1
         rounds.append(current)
     return [r for r in rounds if r]

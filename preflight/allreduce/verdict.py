@@ -124,7 +124,7 @@ def slow_pairs(measured: Sequence[PairResult], fraction: float,
     slow: list[PairResult] = []
     medians: dict[int, float] = {}
     for r in measured:
-        medians[r.pair.index] = reference([o for o in measured if o.pair.kind == r.pair.kind], r.size)
+        medians[r.pair.index] = reference([o for o in measured if o.pair.group == r.pair.group], r.size)
         if _below(r, medians[r.pair.index], fraction, floor_gbps):
             slow.append(r)
     return slow, medians
@@ -147,7 +147,7 @@ def confirm(slow: Sequence[PairResult], measured: Sequence[PairResult], remeasur
         if again is None or again.error is not None or not again.busbw:
             still.append(r)
             continue
-        ref = reference([o for o in measured if o.pair.kind == r.pair.kind], again.size)
+        ref = reference([o for o in measured if o.pair.group == r.pair.group], again.size)
         (still.append(r) if _below(again, ref, fraction, floor_gbps) else recovered.append((r, again)))
     return still, recovered
 
@@ -216,7 +216,7 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
     for r in slow:
         p = r.pair
         figure = (f"busbw {r.figure:.3g} GB/s (algbw {r.algbw[r.size]:.3g}) at {_size(r.size)} "
-                  f"(reference {medians[p.index]:.3g}: median of the {p.kind}-host pairs' endpoints)")
+                  f"(reference {medians[p.index]:.3g}: median of the {_group_text(p)} pairs' endpoints)")
         culprit = _culprit(p, suspects, bad_devices)
         if culprit is not None:
             leader = culprit[0] == p.host and culprit[1] in (None, p.device)  # the culprit is rank 0's side
@@ -265,7 +265,7 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
         p = r.pair
         findings.append(Finding(
             "allreduce.pair", p.host, Status.PASS,
-            f"allreduce.pair: {p.label} busbw {r.figure:.3g} GB/s at {_size(r.size)}",
+            f"allreduce.pair: {p.label}{f' ({p.link})' if p.link else ''} busbw {r.figure:.3g} GB/s at {_size(r.size)}",
             observed=f"busbw {r.figure:.3g} GB/s (algbw {r.algbw[r.size]:.3g}) at {_size(r.size)}",
             peer=p.peer, device=p.device, peer_device=p.peer_device, **_figures(r)))
     errored = {h for r in results if r.error is not None for h in (r.pair.host,)}
@@ -323,6 +323,11 @@ def _culprit(pair: Pair, hosts_bad: dict[str, str],
         if (host, device) in devices_bad:
             return host, device
     return None
+
+
+def _group_text(pair: Pair) -> str:
+    """How the report names a pair's comparison class: "inter-host", "intra-host", "NV12 intra-host"."""
+    return f"{pair.link} intra-host" if pair.link else f"{pair.kind}-host"
 
 
 def _size(n: int) -> str:
