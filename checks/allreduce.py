@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 
 from preflight.allreduce.probe import BACKENDS, TORCH_PROBE
 from preflight.allreduce.schedule import PATTERNS, Pair, plan
+from preflight.allreduce.floor import pair_floors
 from preflight.allreduce.topology import host_topology, link_class
 from preflight.allreduce.verdict import PairResult, judge, merge, parse_lines, slow_pairs
 from preflight.allreduce.worker import WORKER
@@ -48,7 +49,7 @@ class AllreduceCheck(ActiveCheck):
     by_default = False
     summary = "all_reduce busbw per device pair (circle schedule); names the slow link or the suspect host"
     # The intra-host link classes: nvidia-smi topo -m (gpu.devices), the NPU generation (npu: 910A's HCCS groups).
-    needs = ("gpu.devices", "npu")
+    needs = ("gpu.devices", "npu", "gpu.fabric")  # + the RDMA line rate for the hardware floor
     params: ClassVar[Mapping[str, Any]] = {
         "sizes_mib": [1, 4, 16, 64], "warmup": 2, "iters": 5, "trials": 3, "budget_s": 5.0,
         "init_timeout_s": 15.0, "base_port": 29600, "fraction": 0.8, "floor_gbps": 0.0,
@@ -141,7 +142,7 @@ class AllreduceCheck(ActiveCheck):
                  for line in parse_lines(outs.get("ranks", ProbeOutput("")).stdout)]
         results = merge([p for r in rounds[:len(done)] for p in r], lines, self.probe_timeout(ctx))
         slow, _ = slow_pairs([r for r in results if r.error is None], float(ctx.params["fraction"]),
-                             float(ctx.params["floor_gbps"]))
+                             float(ctx.params["floor_gbps"]), self.hardware_floors(results, ctx))
         return results, sorted(slow, key=lambda r: r.figure)[:max(0, int(ctx.params["confirm_max"]))]
 
     def followups(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome]) -> list[Step]:
@@ -202,4 +203,13 @@ class AllreduceCheck(ActiveCheck):
                                                       self.probe_timeout(ctx))}
         return findings + judge(results, self.usable(facts, ctx), float(ctx.params["fraction"]),
                                 float(ctx.params["floor_gbps"]),
-                                self.pattern(len(self.usable(facts, ctx)), ctx), remeasured)
+                                self.pattern(len(self.usable(facts, ctx)), ctx), remeasured,
+                                self.hardware_floors(results, ctx))
+
+    def hardware_floors(self, results: Sequence[PairResult], ctx: EvalContext) -> dict[int, tuple[float, str]]:
+        """gpu clusters: each inter pair's floor from its hosts' RDMA line rate (preflight.allreduce.floor)."""
+        if ctx.cluster.accelerator != "gpu":
+            return {}
+        fabrics = ctx.other_facts.get("gpu.fabric", {})
+        return pair_floors([r.pair for r in results], fabrics, {h.name: h.env for h in ctx.hosts},
+                           concurrent=max(1, int(ctx.cluster.devices_per_host or 1)))

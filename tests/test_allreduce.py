@@ -411,3 +411,25 @@ def test_mixed_nvlink_and_pcie_pairs_are_judged_within_their_class() -> None:
     fails = [f for f in findings if f.status == Status.FAIL]
     assert {(f.host, f.device, f.peer_device) for f in fails} == {("n2", 0, 1), ("n2", 1, 0)}
     assert all("NV2 intra-host" in f.message for f in fails)
+
+
+def fabric_context(n: int, rate: int, env: dict[str, str] | None = None) -> EvalContext:
+    """gpu hosts with one Active 'rate' Gb/s port (mlx5_0) and one Down port (mlx5_1), as gpu.fabric parses ibstat."""
+    base = context(n, accelerator="gpu")
+    hosts = [Host(name=h.name, address=h.address, env=env or {}) for h in base.hosts]
+    fabric = {"cas": [{"name": "mlx5_0", "ports": [{"port": 1, "state": "Active", "rate": rate}]},
+                      {"name": "mlx5_1", "ports": [{"port": 1, "state": "Down", "rate": rate}]}]}
+    return EvalContext(base.cluster, hosts, base.params, {"gpu.fabric": {h.name: fabric for h in hosts}})
+
+
+def test_a_uniformly_slow_cluster_fails_the_floor_from_the_line_rate() -> None:
+    ctx = fabric_context(3, 400)  # 400 Gb/s = 50 GB/s: floor 0.4 x 50 = 20 GB/s
+    fails = [f for f in run(ctx, {}) if f.status == Status.FAIL]  # every pair at 1 GB/s: they agree
+    assert fails and all(f.host in ("n1", "n2", "n3") for f in fails)
+    assert any("floor 20 GB/s: 0.4 x the RDMA line rate" in (f.observed or "") for f in fails)
+    fast = run(ctx, lambda p: 30.0)
+    assert not [f for f in fast if f.status != Status.PASS]
+    unknown = fabric_context(3, 400, env={"NCCL_IB_HCA": "=mlx5_1"})  # the job uses the Down port only
+    assert not [f for f in run(unknown, {}) if f.status == Status.FAIL], "no known rate: no floor"
+    cpu = context(3)
+    assert not [f for f in run(cpu, {}) if f.status == Status.FAIL], "veth / no RDMA: never a hardware floor"

@@ -118,16 +118,21 @@ def merge(pairs: Sequence[Pair], lines: Sequence[dict[str, Any]], timeout: float
     return results
 
 
-def slow_pairs(measured: Sequence[PairResult], fraction: float,
-               floor_gbps: float) -> tuple[list[PairResult], dict[int, float]]:
-    """The pairs below ``fraction`` x their class's reference (or ``floor_gbps``), and each pair's reference."""
+def slow_pairs(measured: Sequence[PairResult], fraction: float, floor_gbps: float,
+               hardware: Mapping[int, tuple[float, str]] | None = None) -> tuple[list[PairResult], dict[int, float]]:
+    """The pairs below ``fraction`` x their class's reference or below their floor (``floor_gbps`` when set,
+    else the pair's ``hardware`` floor: preflight.allreduce.floor), and each pair's reference."""
     slow: list[PairResult] = []
     medians: dict[int, float] = {}
     for r in measured:
         medians[r.pair.index] = reference([o for o in measured if o.pair.group == r.pair.group], r.size)
-        if _below(r, medians[r.pair.index], fraction, floor_gbps):
+        if _below(r, medians[r.pair.index], fraction, _floor(r, floor_gbps, hardware)):
             slow.append(r)
     return slow, medians
+
+
+def _floor(result: PairResult, floor_gbps: float, hardware: Mapping[int, tuple[float, str]] | None) -> float:
+    return floor_gbps if floor_gbps > 0 else (hardware or {}).get(result.pair.index, (0.0, ""))[0]
 
 
 def _below(result: PairResult, reference_gbps: float, fraction: float, floor_gbps: float) -> bool:
@@ -135,7 +140,8 @@ def _below(result: PairResult, reference_gbps: float, fraction: float, floor_gbp
 
 
 def confirm(slow: Sequence[PairResult], measured: Sequence[PairResult], remeasured: Mapping[int, PairResult],
-            fraction: float, floor_gbps: float) -> tuple[list[PairResult], list[tuple[PairResult, PairResult]]]:
+            fraction: float, floor_gbps: float, hardware: Mapping[int, tuple[float, str]] | None = None,
+            ) -> tuple[list[PairResult], list[tuple[PairResult, PairResult]]]:
     """Slow pairs measured again alone: (those still slow, (first, alone) of those that recovered).
 
     A pair not measured again, or whose second run failed, stays slow: only a clean second figure at or
@@ -148,17 +154,20 @@ def confirm(slow: Sequence[PairResult], measured: Sequence[PairResult], remeasur
             still.append(r)
             continue
         ref = reference([o for o in measured if o.pair.group == r.pair.group], again.size)
-        (still.append(r) if _below(again, ref, fraction, floor_gbps) else recovered.append((r, again)))
+        (still.append(r) if _below(again, ref, fraction, _floor(r, floor_gbps, hardware))
+         else recovered.append((r, again)))
     return still, recovered
 
 
 def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, floor_gbps: float,
-          pattern: str, remeasured: Mapping[int, PairResult] | None = None) -> list[Finding]:
+          pattern: str, remeasured: Mapping[int, PairResult] | None = None,
+          hardware: Mapping[int, tuple[float, str]] | None = None) -> list[Finding]:
     """Findings: allreduce.run (errors), allreduce.correct, allreduce.busbw (slow pairs, suspects), and one
     allreduce.pair pass finding with the figures of every measured pair that is not slow.
 
     ``remeasured``: slow pairs measured again alone (pair index -> result); one that is normal alone is a
-    ``warn`` (contention or an ECMP collision), not a slow link."""
+    ``warn`` (contention or an ECMP collision), not a slow link. ``hardware``: inter pairs' floors from the
+    line rate (pair index -> (GB/s, how)), used where ``floor_gbps`` is not set."""
     findings: list[Finding] = []
     measured = [r for r in results if r.error is None]
     for r in results:
@@ -178,8 +187,8 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
                 f"allreduce.correct: pair {p.label} returned a wrong all_reduce sum",
                 observed="wrong sum", expected="sum of rank+1", peer=p.peer, device=p.device,
                 peer_device=p.peer_device, remedy="check the devices' memory (ECC) and the driver on both hosts"))
-    slow, medians = slow_pairs(measured, fraction, floor_gbps)
-    slow, recovered = confirm(slow, measured, remeasured or {}, fraction, floor_gbps)
+    slow, medians = slow_pairs(measured, fraction, floor_gbps, hardware)
+    slow, recovered = confirm(slow, measured, remeasured or {}, fraction, floor_gbps, hardware)
     for first, alone in recovered:
         p = first.pair
         findings.append(Finding(
@@ -215,8 +224,11 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
         failed_busbw.add(h)
     for r in slow:
         p = r.pair
+        floor = _floor(r, floor_gbps, hardware)
+        how = (hardware or {}).get(p.index, (0.0, ""))[1] if floor_gbps <= 0 else "floor_gbps"
         figure = (f"busbw {r.figure:.3g} GB/s (algbw {r.algbw[r.size]:.3g}) at {_size(r.size)} "
-                  f"(reference {medians[p.index]:.3g}: median of the {_group_text(p)} pairs' endpoints)")
+                  f"(reference {medians[p.index]:.3g}: median of the {_group_text(p)} pairs' endpoints"
+                  + (f"; floor {floor:.3g} GB/s: {how}" if floor > 0 else "") + ")")
         culprit = _culprit(p, suspects, bad_devices)
         if culprit is not None:
             leader = culprit[0] == p.host and culprit[1] in (None, p.device)  # the culprit is rank 0's side
