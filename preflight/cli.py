@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from preflight import __version__, exit_codes, recorder
+from preflight import __version__, crash, exit_codes, recorder
 from preflight import app as application
 from preflight.checks import all_checks
 from preflight.commands import register_all
@@ -119,7 +119,7 @@ def run_and_show(request: application.RunRequest, json_out: bool, report_dir: Pa
     path = application.save(result.report, report_dir, request.outputs)
     console.show(result.report, path, json_out)
     if not result.complete:
-        console.exit_interrupted(path)
+        console.exit_interrupted(path, console.interrupted_code(result.engine.stopped_by))
     return result.report
 
 
@@ -149,7 +149,7 @@ def bench_allreduce(
                           report_dir)
     if not json_out:
         Console(markup=False, highlight=False).print(pairs_table(report))
-    raise typer.Exit(report.exit_code())
+    raise typer.Exit(exit_codes.for_report(report))
 
 
 def pairs_table(report: Report) -> Table:
@@ -190,7 +190,12 @@ register_all(app)
 
 
 def main() -> None:
-    app()
+    """The console entry point: a crash is one line on stderr and exit 70, the traceback in a log file."""
+    try:
+        app()
+    except Exception as exc:  # SystemExit (typer.Exit) and KeyboardInterrupt pass through
+        sys.stderr.write(crash.report(exc) + "\n")
+        sys.exit(exit_codes.INTERNAL)
 
 
 if __name__ == "__main__":

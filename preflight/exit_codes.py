@@ -1,8 +1,19 @@
-"""The exit codes of every preflight command, in one place (the scheduler contract).
+"""The exit codes of every preflight command, in one place (the scheduler contract; docs/exit-codes.md).
+
+| code | meaning | a scheduler should |
+|---|---|---|
+| 0 | healthy (warnings allowed) | run the job |
+| 1 | at least one ``fail``: the node / cluster is bad | drain (or not start) |
+| 4 | no ``fail``, at least one ``error``: a check could not tell (unreachable, tool timed out) | retry or page, not drain |
+| 2 | usage or configuration error: nothing was judged | fix the hook |
+| 3 | ``--max-unhealthy`` tripped: suspect preflight or the infrastructure | drain nothing |
+| 70 | preflight itself crashed (one line on stderr, the traceback in a log file) | keep the node, report the bug |
+| 130 / 143 | interrupted by SIGINT / SIGTERM (a partial report is written) | - |
 
 >>> from preflight.model import Finding, Report, Status
->>> for_report(Report([], [Finding("os.shm", "n1", Status.WARN, "small")], [], "", 0.0))
-0
+>>> def report(*statuses): return Report([], [Finding("os.shm", "n1", s, "m") for s in statuses], [], "", 0.0)
+>>> for_report(report(Status.WARN)), for_report(report(Status.ERROR)), for_report(report(Status.ERROR, Status.FAIL))
+(0, 4, 1)
 >>> tripped = {"drain": {"tripped": True}}
 >>> for_report(Report([], [Finding("os.shm", "n1", Status.FAIL, "small")], [], "", 0.0, extra=tripped))
 3
@@ -10,17 +21,23 @@
 
 from __future__ import annotations
 
-from preflight.model import Report
+from preflight.model import Report, Status
 
 OK = 0  # no fail or error finding (warnings allowed)
-PROBLEMS = 1  # at least one fail or error finding
+PROBLEMS = 1  # at least one fail finding: the node or the cluster is bad
 USAGE = 2  # usage or configuration error: nothing was run
 SUSPECT = 3  # --max-unhealthy passed: suspect the check or the infrastructure, drain nothing
-INTERRUPTED = 130  # Ctrl-C / SIGTERM: the partial report is written, marked incomplete
+COULD_NOT_TELL = 4  # no fail, but at least one error finding: a check could not run or a host not be reached
+INTERNAL = 70  # preflight crashed (EX_SOFTWARE): never a verdict about the node
+INTERRUPTED = 130  # Ctrl-C (SIGINT): the partial report is written, marked incomplete
+TERMINATED = 143  # SIGTERM (a scheduler's timeout or cancel): the same, 128 + 15
 
 
 def for_report(report: Report) -> int:
     """The verdict of a finished run as an exit code (SUSPECT when the drain limit tripped)."""
     if report.extra.get("drain", {}).get("tripped"):
         return SUSPECT
-    return PROBLEMS if report.exit_code() else OK
+    statuses = {f.status for f in report.findings}
+    if Status.FAIL in statuses:
+        return PROBLEMS
+    return COULD_NOT_TELL if Status.ERROR in statuses else OK

@@ -53,5 +53,6 @@ def register(app: typer.Typer) -> None:
         run.write_and_print(report, report_dir or json_report.new_report_dir(), json_out)
         if not report.complete:
             sys.stdout.flush()
-            os._exit(exit_codes.INTERRUPTED)
+            terminated = report.extra.get("diagnose", {}).get("interrupted_by") == "SIGTERM"
+            os._exit(exit_codes.TERMINATED if terminated else exit_codes.INTERRUPTED)
         raise typer.Exit(exit_codes.for_report(report))

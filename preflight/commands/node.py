@@ -187,7 +187,7 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[bool, typer.Option("--json", help="print the JSON report instead")] = False,
         report_dir: Annotated[str | None, typer.Option(help="also write report.json here")] = None,
     ) -> None:
-        """Check this machine alone (no SSH): one-line verdict, exit code 0 ok / 1 fail or error / 2 usage.
+        """Check this machine alone (no SSH): one-line verdict; exit 0 ok, 1 fail, 4 could not tell, 2 usage.
 
         Example: preflight node --timeout 8 --set sysctl.min_somaxconn=4096
         """
@@ -199,7 +199,7 @@ def register(app: typer.Typer) -> None:
             with lock:
                 sys.stdout.write(f"preflight node {host}: ERROR timeout: not finished within {timeout:g} s\n")
                 sys.stdout.flush()
-                os._exit(exit_codes.PROBLEMS)
+                os._exit(exit_codes.COULD_NOT_TELL)  # slow is not bad: never drain a node for it
 
         timer = threading.Timer(max(0.0, timeout - (time.monotonic() - start)), hard_stop)
         timer.daemon = True
@@ -227,4 +227,4 @@ def register(app: typer.Typer) -> None:
             else:
                 sys.stdout.write(verdict_line(report, host) + "\n")
             sys.stdout.flush()
-        raise typer.Exit(report.exit_code())
+        raise typer.Exit(exit_codes.for_report(report))

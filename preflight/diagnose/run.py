@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -77,6 +78,8 @@ def diagnose(inventory: Inventory, plan: Plan, options: RunOptions) -> tuple[Rep
                          "nnodes": list(plan.launch.nnodes) if plan.launch.nnodes else None,
                          "nproc_per_node": plan.launch.nproc_per_node, "rdzv_backend": plan.launch.rdzv_backend}
     summary["corrected_launch"] = combined
+    if engine.stopped_by is not None:
+        summary["interrupted_by"] = signal.Signals(engine.stopped_by).name
     return replace(report, extra={**report.extra, "diagnose": summary}), summary
 
 

@@ -60,6 +60,7 @@ class Engine:
         overlapping = self.keep_open and batching is None
         self.overlaps = Overlaps(plan_overlaps(self.checks, inventory, options) if overlapping else [], self.sessions)
         self._parsed: tuple[evaluation.FactsByCheck, list[Finding]] | None = None
+        self.stopped_by: int | None = None  # the signal that interrupted run_interruptible (SIGINT / SIGTERM)
         self.started = datetime.now(timezone.utc)
 
     def gather(self) -> None:
@@ -147,12 +148,20 @@ class Engine:
                 self.gather()
             self.activate()
             return True
+        except Terminated:
+            self.stopped_by = signal.SIGTERM
+            return False
         except KeyboardInterrupt:
+            self.stopped_by = signal.SIGINT
             return False
         finally:
             self.close()
             signal.signal(signal.SIGTERM, previous)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C (the partial report is kept) but told apart for the exit code (143)."""
+
+
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+    raise Terminated

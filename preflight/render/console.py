@@ -5,6 +5,7 @@ and the interrupted-run exit. Renders only; the run itself is ``preflight.app``'
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -64,10 +65,19 @@ def show(report: Report, path: Path, json_out: bool) -> None:
     out.print(f"\nreport: {path}")
 
 
-def exit_interrupted(path: Path) -> None:
+def interrupted_code(stopped_by: int | None) -> int:
+    """130 after Ctrl-C (SIGINT), 143 after SIGTERM (a scheduler's cancel or timeout).
+
+    >>> interrupted_code(signal.SIGTERM), interrupted_code(signal.SIGINT), interrupted_code(None)
+    (143, 130, 130)
+    """
+    return exit_codes.TERMINATED if stopped_by == signal.SIGTERM else exit_codes.INTERRUPTED
+
+
+def exit_interrupted(path: Path, code: int = exit_codes.INTERRUPTED) -> None:
     """Say where the partial report is and leave at once (worker threads may still sit in a connect)."""
     Console(stderr=True, markup=False, highlight=False).print(
         f"preflight: interrupted; partial report written to {path}, marked incomplete", style="yellow")
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(exit_codes.INTERRUPTED)
+    os._exit(code)

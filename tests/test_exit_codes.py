@@ -1,0 +1,118 @@
+"""The scheduler contract (preflight.exit_codes, docs/exit-codes.md): each exit code, produced for real.
+
+No namespace cluster is needed: an unreachable host is a closed port here, a hung one a local socket that
+accepts and never speaks SSH; ``preflight node`` judges this machine.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from preflight import app as application
+from preflight import cli, exit_codes
+
+PF = [sys.executable, "-m", "preflight"]
+
+
+def preflight(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*PF, *args], capture_output=True, text=True, timeout=timeout, check=False,
+                          env={**os.environ, **(env or {})})
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def hosts_file(tmp_path: Path, port: int) -> Path:
+    path = tmp_path / "hosts.yaml"
+    path.write_text(f"defaults:\n  known_hosts: {tmp_path / 'known_hosts'}\n"
+                    f"hosts:\n  - name: n1\n    address: 127.0.0.1\n    port: {port}\n")
+    (tmp_path / "known_hosts").write_text("")
+    return path
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """A TCP server that accepts and never says a word (a host whose sshd hangs)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield int(server.getsockname()[1])
+    stop.set()
+    thread.join(2)
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+def test_could_not_tell_is_4_not_1(tmp_path: Path) -> None:
+    done = preflight("run", "--hosts", str(hosts_file(tmp_path, closed_port())), "--json",
+                     "--report-dir", str(tmp_path / "r"))
+    assert done.returncode == exit_codes.COULD_NOT_TELL == 4, done.stdout[-2000:] + done.stderr
+    assert '"status": "error"' in done.stdout and '"status": "fail"' not in done.stdout
+
+
+def test_a_fail_is_1_and_usage_is_2(tmp_path: Path) -> None:
+    failed = preflight("node", "--checks", "sysctl", "--set", "sysctl.min_somaxconn=2147483647")
+    assert failed.returncode == exit_codes.PROBLEMS == 1, failed.stdout + failed.stderr
+    usage = preflight("run", "--checks", "sysctl.somaxconm", "--hosts", str(hosts_file(tmp_path, 22)))
+    assert usage.returncode == exit_codes.USAGE == 2 and "did you mean" in usage.stderr
+
+
+def test_a_crash_is_one_line_and_70_with_the_traceback_in_a_log(monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str],
+                                                                 tmp_path: Path) -> None:
+    def boom(request: object) -> None:
+        raise RuntimeError("engine exploded, HF_TOKEN=hf_secretvalue")
+
+    monkeypatch.setattr(application, "prepare", boom)
+    monkeypatch.setenv("PREFLIGHT_LOG_DIR", str(tmp_path / "logs"))
+    monkeypatch.setattr(sys, "argv", ["preflight", "run", "--hosts", str(hosts_file(tmp_path, 22)), "--json"])
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main()
+    assert exit_info.value.code == exit_codes.INTERNAL == 70
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("preflight: internal error: RuntimeError: engine exploded")
+    assert "hf_secretvalue" not in err[0] and "Traceback" not in err[0]
+    [log] = list((tmp_path / "logs").glob("crash-*.log"))
+    assert str(log) in err[0]
+    text = log.read_text()
+    assert "Traceback (most recent call last)" in text and "in boom" in text and "hf_secretvalue" not in text
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_signals_exit_143_and_130_with_a_partial_report(silent_server: int, tmp_path: Path, sig: int,
+                                                        code: int) -> None:
+    proc = subprocess.Popen([*PF, "run", "--hosts", str(hosts_file(tmp_path, silent_server)), "--json",
+                             "--connect-timeout", "60", "--host-timeout", "90", "--report-dir", str(tmp_path / "r")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4.0)  # past start-up: it waits for the banner the silent host never sends
+    assert proc.poll() is None, "still waiting on the silent host"
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, out[-1000:] + err
+    assert (tmp_path / "r" / "report.json").exists() and '"complete": false' in (tmp_path / "r" / "report.json").read_text()
