@@ -73,7 +73,8 @@ PREFLIGHT_TOOLS = ("preflight-issue2", "preflight-all", "no-reach", "reach-only"
 HEAVY_BASHRC = r"""# preflight bench: a training node's login environment
 export ASCEND_HOME_PATH=/usr/local/Ascend/ascend-toolkit/latest
 export ASCEND_OPP_PATH="$ASCEND_HOME_PATH/opp" ASCEND_AICPU_PATH="$ASCEND_HOME_PATH"
-export LD_LIBRARY_PATH="$ASCEND_HOME_PATH/lib64:$ASCEND_HOME_PATH/lib64/plugin/opskernel:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH="$ASCEND_HOME_PATH/lib64:$ASCEND_HOME_PATH/lib64/plugin/opskernel\
+:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="{tools}:$ASCEND_HOME_PATH/bin:$PATH"
 eval "$({python} -c 'import os, sys; print("export CONDA_PREFIX=" + sys.prefix + " CONDA_SHLVL=1")')"
 for f in /etc/profile.d/*.sh; do [ -r "$f" ] && . "$f"; done
@@ -208,7 +209,7 @@ def _check_preflight(size: int) -> Check:
         hosts = report.get("hosts", [])
         reachable = sum(1 for h in hosts if h.get("reachable"))
         host_errors = [f"{h.get('name')}: {h.get('error')} ({h.get('seconds')}s)" for h in hosts if h.get("error")]
-        if (proc.returncode not in (0, 1) or len(hosts) != size or reachable != size or host_errors
+        if (proc.returncode not in (0, 1, 4) or len(hosts) != size or reachable != size or host_errors
                 or report.get("complete") is not True):
             bad = [f"{f.get('host')}: {f.get('check')} {f.get('status')}: {f.get('message')}"
                    for f in report.get("findings", []) if f.get("status") in ("fail", "error")]
@@ -438,7 +439,7 @@ def bench_size(size: int, repeat: int, pdsh_ok: bool, ansible_ok: bool, heavy: b
             if heavy:
                 make_heavy(cluster)
             tools = build_tools(cluster, work, pdsh_ok, ansible_ok)
-            for name, tool in tools.items():
+            for name in list(tools):
                 if only and name not in only:
                     tools[name] = None
                 if tools[name] is None:

@@ -6,7 +6,8 @@ ring neighbours or k random matchings instead); device k talks to device k of th
 one device per host every two local devices also pair up. The worker (preflight.allreduce.worker)
 is shipped in the probe command and started in the job's environment (the login environment, the host's
 ``setup:`` lines, its hosts.yaml ``env``: preflight.job_env), overriding only what the test controls
-(MASTER_*, RANK, WORLD_SIZE, LOCAL_RANK, the device, ``NCCL_ALGO=Ring`` on gpu). Backend: hccl on npu, nccl on gpu, gloo on cpu (one rank per slot).
+(MASTER_*, RANK, WORLD_SIZE, LOCAL_RANK, the device, ``NCCL_ALGO=Ring`` on gpu). Backend: hccl on npu,
+nccl on gpu, gloo on cpu (one rank per slot).
 
     checks:
       allreduce: {sizes_mib: [1, 4, 16], budget_s: 5, fraction: 0.8, floor_gbps: 0, confirm_max: 4}
@@ -28,9 +29,9 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from preflight.allreduce.floor import pair_floors
 from preflight.allreduce.probe import BACKENDS, TORCH_PROBE
 from preflight.allreduce.schedule import PATTERNS, Pair, plan
-from preflight.allreduce.floor import pair_floors
 from preflight.allreduce.topology import host_topology, link_class
 from preflight.allreduce.verdict import PairResult, judge, merge, parse_lines, slow_pairs
 from preflight.allreduce.worker import WORKER
@@ -39,7 +40,6 @@ from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOut
 from preflight.inventory import ClusterSpec, Host
 from preflight.job_env import job_command
 from preflight.model import Finding, Status
-
 
 
 class AllreduceCheck(ActiveCheck):

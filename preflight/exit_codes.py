@@ -4,7 +4,7 @@
 |---|---|---|
 | 0 | healthy (warnings allowed) | run the job |
 | 1 | at least one ``fail``: the node / cluster is bad | drain (or not start) |
-| 4 | no ``fail``, at least one ``error``: a check could not tell (unreachable, tool timed out) | retry or page, not drain |
+| 4 | no ``fail``, one ``error`` or more: a check could not tell (unreachable, timed out) | retry or page |
 | 2 | usage or configuration error: nothing was judged | fix the hook |
 | 3 | ``--max-unhealthy`` tripped: suspect preflight or the infrastructure | drain nothing |
 | 70 | preflight itself crashed (one line on stderr, the traceback in a log file) | keep the node, report the bug |

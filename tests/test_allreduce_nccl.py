@@ -2,7 +2,8 @@
 
 No GPU machine is lent to this project, so the nccl run itself is not exercised here: these tests check
 what the controller ships (``NCCL_ALGO=Ring`` for link tests, device k <-> ``LOCAL_RANK`` k <-> cuda:k, the
-job's own environment with only the test's variables overridden) and that the worker, run for real where CUDA is missing, reports one JSON error line.
+job's own environment with only the test's variables overridden) and that the worker, run for real where
+CUDA is missing, reports one JSON error line.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The engine without root: real framed scripts run by ``sh`` on this machine, behind a fake transport that can
-refuse, hang, raise or time out; small checks defined here. Covers overlaps (no host waits for another), step cleanup, host
-timeouts, abort, a step that raises, and the pure evaluation's error findings.
+refuse, hang, raise or time out; small checks defined here. Covers overlaps (no host waits for another),
+step cleanup, host timeouts, abort, a step that raises, and the pure evaluation's error findings.
 """
 
 from __future__ import annotations

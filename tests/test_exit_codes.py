@@ -115,4 +115,5 @@ def test_signals_exit_143_and_130_with_a_partial_report(silent_server: int, tmp_
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == code, out[-1000:] + err
-    assert (tmp_path / "r" / "report.json").exists() and '"complete": false' in (tmp_path / "r" / "report.json").read_text()
+    written = tmp_path / "r" / "report.json"
+    assert written.exists() and '"complete": false' in written.read_text()

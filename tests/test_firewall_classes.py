@@ -21,7 +21,8 @@ RULES = [
     ["-A INPUT -s 10.0.0.0/28 -p tcp --dport 29500 -j REJECT"],
     ["-A INPUT -s 10.0.1.7/32 -j DROP", "-A INPUT -i eth1 -p tcp --dport 40000:40100 -j DROP"],
 ]
-TARGETS = [Target("master", "master port", ((29500, 29500),)), Target("ephemeral", "ephemeral range", ((32768, 60999),))]
+TARGETS = [Target("master", "master port", ((29500, 29500),)),
+           Target("ephemeral", "ephemeral range", ((32768, 60999),))]
 
 
 def cluster(size: int) -> tuple[dict[str, Any], EvalContext]:

@@ -325,7 +325,7 @@ def test_hung_probe_is_killed_and_the_rest_of_the_host_still_reported(cluster: N
 
 def test_local_run_without_hosts(tmp_path: Path) -> None:
     proc = preflight("run", "--json", "--report-dir", tmp_path / "r")
-    assert proc.returncode in (0, 1), proc.stderr
+    assert proc.returncode in (0, 1, 4), proc.stderr
     report = json.loads(proc.stdout)
     assert len(report["hosts"]) == 1 and report["hosts"][0]["reachable"]
     assert {f["check"] for f in report["findings"]} >= {"ssh.connect", "sysctl.somaxconn", "versions.python"}

@@ -30,7 +30,7 @@ def test_default_checks_on_64_hosts(cluster: NetnsCluster, tmp_path: Path) -> No
                            "--report-dir", str(tmp_path / "report")], capture_output=True, text=True, timeout=120)
     seconds = time.monotonic() - start
     report = json.loads(proc.stdout)
-    assert proc.returncode in (0, 1), proc.stderr
+    assert proc.returncode in (0, 1, 4), proc.stderr
     assert report["complete"] is True
     names = [n.name for n in cluster.nodes]
     assert [h["name"] for h in report["hosts"]] == names

@@ -41,8 +41,8 @@ from preflight.diagnose.outcomes import dryrun_results, own_addresses, parse_dev
 from preflight.diagnose.plan import Plan, launch_findings, make_plan
 from preflight.diagnose.worker import DRYRUN
 from preflight.interfaces import parse_getent
-from preflight.job_env import job_command
 from preflight.inventory import ClusterSpec, Host
+from preflight.job_env import job_command
 from preflight.model import Finding, Status
 
 # The plan and the dry run's parsing, importable from here as before the split.
@@ -144,9 +144,9 @@ class DiagnoseCheck(ActiveCheck):
                               ready=LISTENER_READY, ready_timeout=window))
         ranks = self.ranks(facts)
         if port is not None and self.plan.master_addr and len(ranks) >= 1:
-            found.append(Step(background={}, foreground={h: [Probe("dryrun", self.rank_command(hosts[h], r, len(ranks), ctx.cluster),
-                                                                   timeout=self.probe_timeout())]
-                                                         for h, r in ranks.items()},
+            dryruns = {h: [Probe("dryrun", self.rank_command(hosts[h], r, len(ranks), ctx.cluster),
+                                 timeout=self.probe_timeout())] for h, r in ranks.items()}
+            found.append(Step(background={}, foreground=dryruns,
                               timeout=self.probe_timeout() + 10))
         return found
 
