@@ -23,8 +23,20 @@ from preflight.model import Report
 from preflight.render import console, json_report, terminal
 from preflight.render.outputs import ReportOutputs
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=True, no_args_is_help=True,
                   help="Cluster preflight checks for distributed deep-learning training.")
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        print(__version__)
+        raise typer.Exit(exit_codes.OK)
+
+
+@app.callback()
+def _main(version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                                help="print the version and exit")] = False) -> None:
+    """Cluster preflight checks for distributed deep-learning training."""
 
 
 # Options shared by `run` and `bench allreduce`.

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from preflight import app as application
-from preflight import cli, exit_codes
+from preflight import __version__, cli, exit_codes
 
 PF = [sys.executable, "-m", "preflight"]
 
@@ -117,3 +117,27 @@ def test_signals_exit_143_and_130_with_a_partial_report(silent_server: int, tmp_
     assert proc.returncode == code, out[-1000:] + err
     written = tmp_path / "r" / "report.json"
     assert written.exists() and '"complete": false' in written.read_text()
+
+
+def test_a_host_that_never_speaks_ssh_is_one_finding_not_a_traceback(silent_server: int, tmp_path: Path) -> None:
+    done = preflight("run", "--hosts", str(hosts_file(tmp_path, silent_server)), "--json", "--connect-timeout", "1",
+                     "--report-dir", str(tmp_path / "r"))
+    assert done.returncode == exit_codes.COULD_NOT_TELL, done.stderr
+    assert "Traceback" not in done.stderr and "Exception (client)" not in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) <= 2, done.stderr
+    assert "banner" in done.stdout.lower(), "the ssh.connect finding says what happened"
+
+
+def test_a_read_only_directory_still_gets_its_report(tmp_path: Path) -> None:
+    hosts = hosts_file(tmp_path, closed_port())
+    done = subprocess.run([*PF, "run", "--hosts", str(hosts)], capture_output=True, text=True, timeout=120,
+                          check=False, cwd="/proc", env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"),
+                                                         "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert done.returncode == exit_codes.COULD_NOT_TELL, done.stdout + done.stderr
+    written = list((tmp_path / "state" / "preflight" / "reports").glob("*/report.json"))
+    assert len(written) == 1 and str(written[0].parent) in done.stdout + done.stderr
+
+
+def test_version_flag() -> None:
+    done = preflight("--version")
+    assert done.returncode == 0 and done.stdout.strip() == __version__

@@ -317,3 +317,15 @@ def test_diff_and_baseline_commands(tmp_path: Path) -> None:
     (tmp_path / "wrong.json").write_text("[]")
     proc = preflight("run", "--baseline", str(tmp_path / "wrong.json"), "--checks", "sysctl")
     assert proc.returncode == 2 and proc.stderr.startswith("preflight: --baseline: ")
+
+
+def test_a_long_remedy_is_printed_whole_never_wrapped_inside_its_quotes() -> None:
+    remedy = ("echo 'net.core.somaxconn = 65535' >> /etc/sysctl.d/90-preflight.conf && sysctl -w "
+              "net.core.somaxconn=65535 && sysctl -p /etc/sysctl.d/90-preflight.conf")
+    rep = Report([HostResult("n1", "n1", True)],
+                 [Finding("sysctl.somaxconn", "n1", Status.FAIL, "sysctl.somaxconn: 128 is below 65535",
+                          observed="128", expected=">= 65535", remedy=remedy)], ["sysctl"], "", 1.0)
+    console = Console(record=True, width=80, force_terminal=False, color_system=None)
+    terminal.render(rep, console)
+    lines = console.export_text().splitlines()
+    assert any(line.strip() == f"remedy:   {remedy}" for line in lines), lines

@@ -56,14 +56,15 @@ def make_plan(launch: Launch, hosts: Sequence[Host], cluster: ClusterSpec, timeo
     master = master or (cluster.master if cluster.master in names else names[0])
     order = [master, *[n for n in names if n != master]]
     backend = BACKENDS.get(cluster.accelerator, "gloo")
-    found, fix = launch_findings(launch, len(hosts), [n for h in hosts for n in (h.name, h.address)])
+    found, fix = launch_findings(launch, len(hosts), [n for h in hosts for n in (h.name, h.address)],
+                                 local=all(h.address == "localhost" for h in hosts))
     return Plan(master=master, master_addr=addr, port_text=launch.master_port_text,
                 ranks={name: i for i, name in enumerate(order)}, launch=launch, backend=backend,
                 timeout=timeout, launch_findings=tuple(found), launch_fix=fix)
 
 
-def launch_findings(launch: Launch, count: int,
-                    known: Sequence[str] | None = None) -> tuple[list[Finding], dict[str, str]]:
+def launch_findings(launch: Launch, count: int, known: Sequence[str] | None = None,
+                    local: bool = False) -> tuple[list[Finding], dict[str, str]]:
     """``diagnose.launch``: the numbers of the launch line against the number of hosts (cluster-level),
     and the options (canonical names) that correct them. ``known``: the hosts' names and addresses, to
     compare with a deepspeed hostfile.
@@ -101,9 +102,14 @@ def launch_findings(launch: Launch, count: int,
             shown = f"{nnodes[0]}" if nnodes[0] == nnodes[1] else f"{nnodes[0]}:{nnodes[1]}"
             name = "num_nodes" if launch.launcher == "deepspeed" else "nnodes"
             fix[name] = str(count)
-            problems.append((Status.FAIL, f"{spelling}={shown} but hosts.yaml has {count} hosts: the rendezvous "
-                             "waits for nodes that never come (or turns extra ones away)", f"{count} nodes",
-                             launch.corrected({name: str(count)})))
+            if local:  # no --hosts: only this machine is known, so the node count says nothing about the job
+                problems.append((Status.WARN, f"{spelling}={shown}: without --hosts preflight checks this machine "
+                                 "only, so the other nodes of this launch are not checked", f"{shown} nodes checked",
+                                 "preflight diagnose --hosts hosts.yaml -- <the launch line>  # the job's nodes"))
+            else:
+                problems.append((Status.FAIL, f"{spelling}={shown} but hosts.yaml has {count} "
+                                 f"host{'' if count == 1 else 's'}: the rendezvous waits for nodes that never come "
+                                 "(or turns extra ones away)", f"{count} nodes", launch.corrected({name: str(count)})))
         rank = launch.node_rank
         if rank is not None and nnodes is not None and rank >= nnodes[1]:
             fix["node_rank"] = "0"

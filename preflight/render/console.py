@@ -62,7 +62,7 @@ def show(report: Report, path: Path, json_out: bool) -> None:
         return
     out = Console(markup=False, highlight=False)
     terminal.render(report, out)
-    out.print(f"\nreport: {path}")
+    out.print(f"\nreport: {path}", soft_wrap=True)  # a path to copy: never broken over lines
 
 
 def interrupted_code(stopped_by: int | None) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -12,16 +13,23 @@ from preflight.redact import for_output
 
 
 def new_report_dir(base: Path = Path("reports")) -> Path:
-    """A fresh ``reports/<UTC time>/`` (``-2``, ``-3``... when two runs share a second), created."""
+    """A fresh ``reports/<UTC time>/`` (``-2``, ``-3``... when two runs share a second), created; where the
+    current directory is not writable (``cd /proc``), under ``$XDG_STATE_HOME/preflight/reports``
+    (``~/.local/state/preflight/reports``), else the temporary directory. The report says where it went."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    candidate, n = base / stamp, 1
-    while True:
-        try:
-            candidate.mkdir(parents=True, exist_ok=False)
-            return candidate
-        except FileExistsError:
-            n += 1
-            candidate = base / f"{stamp}-{n}"
+    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "preflight" / "reports"
+    for root in (base, state, Path(tempfile.gettempdir()) / "preflight-reports"):
+        candidate, n = root / stamp, 1
+        while True:
+            try:
+                candidate.mkdir(parents=True, exist_ok=False)
+                return candidate
+            except FileExistsError:
+                n += 1
+                candidate = root / f"{stamp}-{n}"
+            except OSError:  # read-only or not ours: the next place
+                break
+    raise OSError(f"cannot create a report directory under {base}, {state} or the temporary directory")
 
 
 def dumps(report: Report) -> str:

@@ -163,7 +163,7 @@ def render(report: Report, console: Console) -> None:
     verdict = report.verdict()
     counts = report.summary()
     head = Text()
-    head.append(f"preflight {report.tool_version}: {len(report.hosts)} hosts, {', '.join(report.checks)} "
+    head.append(f"preflight {report.tool_version}: {len(report.hosts)} host{'' if len(report.hosts) == 1 else 's'}, {', '.join(report.checks)} "
                 f"in {report.duration_s:.2f} s  ")
     head.append(verdict.value.upper(), style=STYLE[verdict])
     if not report.complete:
@@ -201,11 +201,15 @@ def render(report: Report, console: Console) -> None:
         if finding.observed is not None or finding.expected is not None:
             _detail(console, f"observed: {finding.observed or '-'}   expected: {finding.expected or '-'}")
         if finding.remedy:
-            _detail(console, f"remedy:   {finding.remedy}", "cyan")
+            _detail(console, f"remedy:   {finding.remedy}", "cyan", wrap=False)
 
 
-def _detail(console: Console, text: str, style: str = "") -> None:
-    """Print a detail line indented by four spaces, wrapped lines included, without trailing blanks."""
+def _detail(console: Console, text: str, style: str = "", wrap: bool = True) -> None:
+    """Print a detail line indented by four spaces, wrapped lines included, without trailing blanks.
+    ``wrap=False`` for commands to paste (remedies): printed whole on one line, never broken inside a quote."""
+    if not wrap:
+        console.print(Text("    " + text, style=style), soft_wrap=True)
+        return
     width = max(40, console.width - 4)
     wrapped = textwrap.fill(text, width=width, initial_indent="    ", subsequent_indent="    ",
                             break_on_hyphens=False, break_long_words=True)  # never wider than the console

@@ -6,6 +6,7 @@ Unknown host keys are refused unless ``accept_new_host_keys`` is set (like OpenS
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -18,6 +19,13 @@ import paramiko
 from preflight.inventory import Host
 from preflight.transport.base import Execution, OutputWatcher, TransportError
 from preflight.transport.known_hosts import host_keys
+
+# paramiko logs a failed handshake ("Exception (client): Error reading SSH protocol banner") with a traceback
+# through Python's last-resort handler: ~20 lines per host on stderr. The failure is already a finding
+# (ssh.connect, with its reason): its log records go nowhere unless the caller configured logging.
+_PARAMIKO_LOG = logging.getLogger("paramiko")
+_PARAMIKO_LOG.addHandler(logging.NullHandler())
+_PARAMIKO_LOG.propagate = False
 
 SYSTEM_KNOWN_HOSTS = Path("/etc/ssh/ssh_known_hosts")
 _KNOWN_HOSTS_LOCK = threading.Lock()
