@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from preflight import app as application
 from preflight import __version__, cli, exit_codes
+from preflight import app as application
 
 PF = [sys.executable, "-m", "preflight"]
 

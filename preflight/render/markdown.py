@@ -42,7 +42,7 @@ def render(report: Report) -> str:
     counts = ", ".join(f"{k} {v}" for k, v in report.summary().items())
     lines = [f"## preflight: **{verdict.value.upper()}**{'' if report.complete else ' (incomplete: interrupted)'}",
              "",
-             f"{len(report.hosts)} host{'' if len(report.hosts) == 1 else 's'}, checks {cell(', '.join(report.checks) or '-')}, "
+             f"{terminal.hosts_text(len(report.hosts))}, checks {cell(', '.join(report.checks) or '-')}, "
              f"{report.duration_s:.1f} s, started {cell(report.started or '-')}  ",
              f"{counts}", ""]
     unreachable = [h.name for h in report.hosts if not h.reachable]

@@ -35,6 +35,15 @@ def fold(names: list[str]) -> str:
         return ",".join(names)
 
 
+def hosts_text(count: int) -> str:
+    """``1 host``, ``2 hosts``.
+
+    >>> hosts_text(1), hosts_text(0)
+    ('1 host', '0 hosts')
+    """
+    return f"{count} host{'' if count == 1 else 's'}"
+
+
 def families(report: Report) -> list[str]:
     seen: dict[str, None] = {"ssh": None}
     for ident in report.checks:  # the checks' own order first
@@ -163,7 +172,7 @@ def render(report: Report, console: Console) -> None:
     verdict = report.verdict()
     counts = report.summary()
     head = Text()
-    head.append(f"preflight {report.tool_version}: {len(report.hosts)} host{'' if len(report.hosts) == 1 else 's'}, {', '.join(report.checks)} "
+    head.append(f"preflight {report.tool_version}: {hosts_text(len(report.hosts))}, {', '.join(report.checks)} "
                 f"in {report.duration_s:.2f} s  ")
     head.append(verdict.value.upper(), style=STYLE[verdict])
     if not report.complete:
