@@ -176,7 +176,7 @@ def test_node_timeout_is_a_hard_bound(tmp_path: Path) -> None:
     out = _node("--checks", "versions", "--timeout", "2", env={"PATH": f"{tmp_path}:{os.environ['PATH']}"})
     seconds = time.monotonic() - start
     assert seconds < 2 + 1.5, seconds  # + interpreter start
-    assert out.returncode == 1
+    assert out.returncode == 4, "past its own timeout the node could not tell: never a drain"
     assert out.stdout.startswith("preflight node ") and out.stdout.count("\n") == 1
 
 
