@@ -191,7 +191,7 @@ def test_cli_hosts_runs_the_checks_of_the_best_match(tmp_path: Path) -> None:
     assert report["findings"] and {f["check"] for f in report["findings"]} == {"ssh.connect"}
     assert (tmp_path / "r" / "report.json").is_file()
     text = _cli(str(log), "--hosts", str(hosts), "--report-dir", str(tmp_path / "t"))
-    assert b"running: preflight run --checks npu.processes" in text.stdout and text.returncode == 1
+    assert b"running: preflight run --checks npu.processes" in text.stdout and text.returncode == 4
 
 
 @pytest.mark.parametrize(("line", "not_id"), [
