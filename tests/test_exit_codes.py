@@ -6,6 +6,7 @@ accepts and never speaks SSH; ``preflight node`` judges this machine.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -141,3 +142,24 @@ def test_a_read_only_directory_still_gets_its_report(tmp_path: Path) -> None:
 def test_version_flag() -> None:
     done = preflight("--version")
     assert done.returncode == 0 and done.stdout.strip() == __version__
+
+
+def test_a_missing_identity_file_says_so_with_a_remedy(tmp_path: Path) -> None:
+    hosts = hosts_file(tmp_path, closed_port())
+    hosts.write_text(hosts.read_text().replace("defaults:\n", f"defaults:\n  identity_file: {tmp_path / 'nokey'}\n"))
+    done = preflight("run", "--hosts", str(hosts), "--json", "--report-dir", str(tmp_path / "r"))
+    assert done.returncode == exit_codes.COULD_NOT_TELL
+    [connect] = [f for f in json.loads(done.stdout)["findings"] if f["check"] == "ssh.connect"]
+    assert f"identity file {tmp_path / 'nokey'} does not exist" in connect["message"]
+    assert connect["remedy"].startswith(f"ssh-keygen -t ed25519 -f {tmp_path / 'nokey'} && ssh-copy-id")
+
+
+def test_the_known_hosts_remedy_names_the_configured_file(tmp_path: Path) -> None:
+    from preflight.engine.host_findings import unreachable
+    from preflight.inventory import Host
+
+    host = Host("n1", "10.0.0.1", port=2222, known_hosts="/etc/pf/known hosts")
+    assert unreachable(host, "hostkey-unknown", "x", 0.1).remedy == \
+        "ssh-keyscan -p 2222 10.0.0.1 >> '/etc/pf/known hosts' (after checking the fingerprint)"
+    assert (unreachable(host, "hostkey-changed", "x", 0.1).remedy or "").startswith(
+        "ssh-keygen -R '[10.0.0.1]:2222' -f '/etc/pf/known hosts'")

@@ -7,6 +7,7 @@ host did not finish in time) and ``ssh.sudo`` (whether root probes can run). Pur
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 
 from preflight.batch import ProbeOutput
@@ -28,12 +29,17 @@ def timed_out(host: Host, host_timeout: float, seconds: float, unfinished: Seque
 
 def unreachable(host: Host, kind: str, message: str, seconds: float) -> Finding:
     """``ssh.connect`` error for a host that could not be reached (``kind``: TransportError's word)."""
+    known = shlex.quote(host.known_hosts) if host.known_hosts else "~/.ssh/known_hosts"  # the file the run used
+    name = host.address if host.port == 22 else f"[{host.address}]:{host.port}"
+    key = host.identity_file or "~/.ssh/id_ed25519"
     remedy = {
-        "hostkey-unknown": f"ssh-keyscan -p {host.port} {host.address} >> ~/.ssh/known_hosts "
+        "hostkey-unknown": f"ssh-keyscan -p {host.port} {host.address} >> {known} "
                            "(after checking the fingerprint)",
-        "hostkey-changed": f"ssh-keygen -R {host.address}  # only if the node was really reinstalled",
+        "hostkey-changed": f"ssh-keygen -R {shlex.quote(name)} -f {known}  # only if the node was really reinstalled",
         "refused": "systemctl start sshd  (on the node)",
         "auth": f"ssh-copy-id -p {host.port} {host.user}@{host.address}",
+        "identity": f"ssh-keygen -t ed25519 -f {shlex.quote(key)} && ssh-copy-id -i {shlex.quote(key)}.pub -p "
+                    f"{host.port} {host.user}@{host.address}  # or fix identity_file in hosts.yaml",
     }.get(kind)
     return Finding("ssh.connect", host.name, Status.ERROR, f"ssh.connect: {message}", observed=kind,
                    expected="connected", remedy=remedy)

@@ -99,6 +99,10 @@ class SSHTransport:
             client.set_missing_host_key_policy(_AcceptNewPolicy(self.known_hosts))
         else:
             client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        identity = self.host.identity_file
+        if identity and not os.access(identity, os.R_OK):
+            why = "does not exist" if not os.path.exists(identity) else "cannot be read by this user"
+            raise TransportError("identity", f"identity file {identity} {why}")
         sock = self._sock = self._open_socket()
         try:
             client.connect(
