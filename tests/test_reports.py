@@ -306,6 +306,8 @@ def test_diff_and_baseline_commands(tmp_path: Path) -> None:
     assert preflight("diff", str(good), str(good)).returncode == 0
     assert preflight("diff", str(good), str(tmp_path / "nope.json")).returncode == 2
     store = tmp_path / "store" / "baseline.json"
+    none_yet = preflight("baseline", "show", "--baseline", str(store))
+    assert none_yet.returncode == 2 and "no baseline at" in none_yet.stderr and "baseline save" in none_yet.stderr
     refused = preflight("baseline", "save", str(bad), "--baseline", str(store))
     assert refused.returncode == 2 and "not a known-good run" in refused.stderr and not store.exists()
     assert preflight("baseline", "save", str(good), "--baseline", str(store)).returncode == 0

@@ -56,10 +56,16 @@ def register(app: typer.Typer) -> None:
         from preflight.render import json_report
 
         target = (baseline or default_baseline_path()).expanduser()
+        if not target.exists():
+            sys.stderr.write(f"preflight: no baseline at {target} yet: save one from a healthy run with "
+                             "`preflight baseline save REPORT.json`\n")
+            raise typer.Exit(exit_codes.USAGE)
         try:
             report = json_report.load(target)
         except json_report.ReportFormatError as exc:
             sys.stderr.write(f"preflight: {exc}\n")
             raise typer.Exit(exit_codes.USAGE) from None
-        print(f"baseline: {target}: {len(report.hosts)} hosts, started {report.started or '?'}, "
+        from preflight.render.terminal import hosts_text
+
+        print(f"baseline: {target}: {hosts_text(len(report.hosts))}, started {report.started or '?'}, "
               f"{len(pair_figures(report))} all_reduce pairs, {len(version_values(report))} host versions")
