@@ -125,7 +125,7 @@ def test_tool_missing_and_busy_device(cluster: NetnsCluster, tmp_path: Path) -> 
         code, findings = broken(cluster, tmp_path, 3, lambda s: s["devices"][3].update(error="busy"))
     finally:
         install(cluster, "node2", state(2))
-    assert code == 1
+    assert code == 4
     assert problems(findings) == [("hccn.link", "node2", "error", None), ("hccn.link", "node3", "error", 3)]
     missing = next(f for f in findings if f["host"] == "node2")
     assert "/usr/local/Ascend/driver/tools/hccn_tool" in missing["message"]

@@ -269,6 +269,6 @@ def test_cluster_missing_tool_and_missing_ip(cluster: NetnsCluster, tmp_path: Pa
     finally:
         install(cluster, "node3", node_state(3))
         restore(cluster)
-    assert code == 1
+    assert code == 4
     assert bad(findings) == [("node1", "error", 2, None, None), ("node3", "error", None, None, None)]
     assert {f["host"] for f in findings if f["status"] == "pass"} == {"node1", "node2", "node4"}

@@ -105,7 +105,7 @@ def test_driver_not_loaded_is_an_error(clean: NetnsCluster, tmp_path: Path) -> N
         install(clean, node, state("910B3", index))
     (tools_dir(clean, "node2") / "sim_state.json").unlink()  # the simulator then fails like an unloaded driver
     code, report, _ = run(clean, tmp_path)
-    assert code == 1
+    assert code == 4
     assert not_passing(report) == {("npu.smi", "node2", "error")}
     assert "dcmi module initialize failed" in by_host(report, "npu.smi")["node2"]["message"]
 

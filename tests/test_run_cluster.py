@@ -116,7 +116,7 @@ def test_sshd_down_is_an_error_while_the_others_are_checked(cluster: NetnsCluste
         elapsed = time.monotonic() - start
     finally:
         cluster.start_sshd("node3")
-    assert code == 1
+    assert code == 4
     assert problems(report) == {("ssh.connect", "node3", "error")}
     error = next(f for f in report["findings"] if f["status"] == "error")
     assert error["observed"] == "refused" and "connection refused" in error["message"]
@@ -136,7 +136,7 @@ def test_changed_host_key_is_refused_even_with_accept_new(cluster: NetnsCluster,
     finally:
         cluster.restore_host_key("node4")
     for c, r in ((code, report), (code_new, report_new)):
-        assert c == 1
+        assert c == 4
         assert problems(r) == {("ssh.connect", "node4", "error")}
         error = next(f for f in r["findings"] if f["status"] == "error")
         assert error["observed"] == "hostkey-changed" and "does NOT match" in error["message"]
@@ -148,7 +148,7 @@ def test_unknown_host_keys_refused_unless_accept_new(cluster: NetnsCluster, tmp_
     known.write_text("")
     hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml", extra_defaults={"known_hosts": str(known)})
     code, report = run_json(hosts, tmp_path)
-    assert code == 1
+    assert code == 4
     assert problems(report) == {("ssh.connect", f"node{i}", "error") for i in range(1, 5)}
     assert {f["observed"] for f in report["findings"] if f["status"] == "error"} == {"hostkey-unknown"}
     code, report = run_json(hosts, tmp_path, "--accept-new-host-keys")
@@ -249,7 +249,7 @@ def test_silent_ssh_port_is_an_error_in_bounded_time(silent_hosts_file: Path, tm
     start = time.monotonic()
     code, report = run_json(silent_hosts_file, tmp_path, "--connect-timeout", "2")
     elapsed = time.monotonic() - start
-    assert code == 1
+    assert code == 4
     assert problems(report) == {("ssh.connect", "silent", "error")}
     assert next(f for f in report["findings"] if f["status"] == "error")["observed"] == "banner"
     assert elapsed < 20
@@ -298,7 +298,7 @@ def test_proxy_jump_reaches_a_host_through_another(cluster: NetnsCluster, tmp_pa
         code, report = run_json(hosts, tmp_path, "--checks", "sysctl", "--connect-timeout", "3")
     finally:
         cluster.start_sshd("node1")
-    assert code == 1 and problems(report) == {("ssh.connect", "node2", "error")}, "a dead jump host is named"
+    assert code == 4 and problems(report) == {("ssh.connect", "node2", "error")}, "a dead jump host is named"
 
 
 def test_hung_probe_is_killed_and_the_rest_of_the_host_still_reported(cluster: NetnsCluster,
@@ -313,7 +313,7 @@ def test_hung_probe_is_killed_and_the_rest_of_the_host_still_reported(cluster: N
     start = time.monotonic()
     code, report = run_json(hosts, tmp_path, "--command-timeout", "2", "--checks", "versions,sysctl")
     assert time.monotonic() - start < 20
-    assert code == 1
+    assert code == 4
     assert problems(report) == {("versions.python", "node2", "error")}
     error = next(f for f in report["findings"] if f["status"] == "error")
     assert "timed out" in error["message"]

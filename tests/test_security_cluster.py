@@ -176,7 +176,7 @@ def test_secrets_are_redacted_in_every_output(cluster: NetnsCluster, tmp_path: P
         texts.update({str(p): p.read_text(errors="replace") for p in directory.rglob("*") if p.is_file()})
     for name, text in texts.items():
         assert SECRET not in text and PASSWORD not in text, f"secret in {name}"
-    assert code == 1 and terminal.returncode == 1
+    assert code == 4 and terminal.returncode == 4
 
 
 # --- sudo -----------------------------------------------------------------------------------------------------------
@@ -216,7 +216,7 @@ def test_sudo_password_prompt_is_a_fast_error(cluster: NetnsCluster, sudo_user: 
     finally:
         SUDOERS.unlink()
     assert seconds < 20, "never waits for a password"
-    assert code == 1
+    assert code == 4
     assert statuses(report, "ssh.sudo") == {"node1": "error", "node2": "error"}
     error = next(f for f in report["findings"] if f["check"] == "ssh.sudo")
     assert "password" in error["message"] and "NOPASSWD: ALL" in error["remedy"]
@@ -303,7 +303,7 @@ def test_no_command_writes_a_secret(cluster: NetnsCluster, tmp_path: Path) -> No
                                             out / "explain", env=env),
     }
     saved = run_dir / "report.json"
-    assert procs["run --json"].returncode == 1, procs["run --json"].stderr
+    assert procs["run --json"].returncode == 4, procs["run --json"].stderr
     # An older or hand-edited report that still holds secrets is redacted when shown again.
     old = json.loads(saved.read_text())
     old["findings"][0]["message"] = f"HF_TOKEN={HOSTS_SECRET} seen"
