@@ -163,3 +163,15 @@ def test_the_known_hosts_remedy_names_the_configured_file(tmp_path: Path) -> Non
         "ssh-keyscan -p 2222 10.0.0.1 >> '/etc/pf/known hosts' (after checking the fingerprint)"
     assert (unreachable(host, "hostkey-changed", "x", 0.1).remedy or "").startswith(
         "ssh-keygen -R '[10.0.0.1]:2222' -f '/etc/pf/known hosts'")
+
+
+def test_node_writes_a_prometheus_textfile_atomically_with_runs_metric_names(tmp_path: Path) -> None:
+    target = tmp_path / "textfile" / "preflight.prom"
+    done = preflight("node", "--checks", "sysctl", "--set", "sysctl.min_somaxconn=2147483647",
+                     "--prometheus", str(target))
+    assert done.returncode == exit_codes.PROBLEMS, done.stdout + done.stderr
+    text = target.read_text()
+    assert '# TYPE preflight_check_status gauge' in text
+    assert 'preflight_check_status{check="sysctl.somaxconn",host="' in text and "} 2\n" in text  # 2 = fail
+    assert "\npreflight_verdict 2\n" in text and "\npreflight_complete 1\n" in text
+    assert [p.name for p in target.parent.iterdir()] == ["preflight.prom"], "no temporary file left behind"

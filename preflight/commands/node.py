@@ -186,6 +186,9 @@ def register(app: typer.Typer) -> None:
         timeout: Annotated[float, typer.Option(help="hard bound on the whole run, seconds", min=1)] = 8.0,
         json_out: Annotated[bool, typer.Option("--json", help="print the JSON report instead")] = False,
         report_dir: Annotated[str | None, typer.Option(help="also write report.json here")] = None,
+        prometheus: Annotated[str | None, typer.Option(help="also write a Prometheus textfile here (atomic; the "
+                                                       "metric names of `run --prometheus`), e.g. for "
+                                                       "node_exporter's textfile collector")] = None,
     ) -> None:
         """Check this machine alone (no SSH): one-line verdict; exit 0 ok, 1 fail, 4 could not tell, 2 usage.
 
@@ -221,6 +224,14 @@ def register(app: typer.Typer) -> None:
 
                 from preflight.render import json_report
                 json_report.write(report, Path(report_dir))
+            if prometheus:
+                from pathlib import Path
+
+                from preflight.render.outputs import write_one
+                try:
+                    write_one("prometheus", report, Path(prometheus))
+                except OSError as exc:
+                    sys.stderr.write(f"preflight: cannot write {prometheus}: {exc.strerror or exc}\n")
             if json_out:
                 from preflight.render import json_report
                 sys.stdout.write(json_report.dumps(report))
