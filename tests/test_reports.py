@@ -331,3 +331,23 @@ def test_a_long_remedy_is_printed_whole_never_wrapped_inside_its_quotes() -> Non
     terminal.render(rep, console)
     lines = console.export_text().splitlines()
     assert any(line.strip() == f"remedy:   {remedy}" for line in lines), lines
+
+
+def test_one_cause_on_eight_devices_is_one_problem_naming_them() -> None:
+    def ping(dev: int, received: int = 0) -> Finding:
+        return Finding("hccn.reachability", "sv1", Status.FAIL,
+                       f"hccn.reachability: device {dev} on sv1 -> device {dev} on sv3 (192.168.3.{10 + dev}): "
+                       "no reply",
+                       observed=f"{received}/3 received", expected="every ping answered", peer="sv3", device=dev,
+                       peer_device=dev, remedy=f"hccn_tool -i {dev} -ping -g address 192.168.3.{10 + dev}  # on sv1")
+    findings = [ping(d) for d in range(8)] + [ping(9, received=2)]  # device 9 loses some: another story
+    rep = Report([HostResult("sv1", "sv1", True), HostResult("sv3", "sv3", True)], findings, ["hccn"], "", 1.0)
+    found = terminal.problems(rep)
+    assert len(found) == 2
+    folded = next(f for f, _ in found if f.device == 0)
+    assert folded.message.endswith("(the same on devices 0-7; shown for device 0)")
+    console = Console(record=True, width=200, force_terminal=False, color_system=None)
+    terminal.render(rep, console)
+    assert "Problems (2):" in console.export_text()
+    assert html.render(rep).count('class="problem"') == 2
+    assert len(json.loads(json_report.dumps(rep))["findings"]) == 9, "the JSON report keeps every finding"

@@ -7,8 +7,10 @@ Reads only the report model. Rows with identical results are folded into one Clu
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections import defaultdict
+from dataclasses import replace
 
 from ClusterShell.NodeSet import NodeSet
 from rich.console import Console
@@ -156,15 +158,62 @@ def _bad(status: Status) -> str:
 
 
 def problems(report: Report) -> list[tuple[Finding, list[str]]]:
-    """Non-passing findings grouped by what they say, worst first: (example finding, hosts)."""
+    """Non-passing findings grouped by what they say, worst first: (example finding, hosts). Findings of one
+    cause on several devices (the same text but for the device number and its addresses) are one problem
+    whose message names the devices (report.json keeps each finding)."""
     groups: dict[tuple[object, ...], list[Finding]] = defaultdict(list)
     for finding in report.findings:
         if finding.status in (Status.WARN, Status.FAIL, Status.ERROR):
             key = (finding.check, finding.status, finding.observed, finding.expected, finding.remedy,
                    finding.message if finding.host is None else None)
             groups[key].append(finding)
-    ordered = sorted(groups.values(), key=lambda fs: (-fs[0].status.rank, fs[0].check))
-    return [(fs[0], [f.host for f in fs if f.host]) for fs in ordered]
+    folded: dict[tuple[object, ...], list[list[Finding]]] = defaultdict(list)
+    for members in groups.values():
+        first = members[0]
+        cause: tuple[object, ...] = (id(members),)
+        if all(f.device is not None for f in members):
+            cause = (first.check, first.status, tuple(sorted({f.host or "" for f in members})),
+                     *(_masked(t) for t in (first.message, first.observed, first.expected, first.remedy)))
+        folded[cause].append(members)
+    found = []
+    for parts in folded.values():
+        members = [f for part in parts for f in part]
+        example = members[0]
+        devices = sorted({f.device for f in members if f.device is not None})
+        if len(parts) > 1 and len(devices) > 1:
+            example = replace(example, message=f"{example.message} (the same on devices {int_ranges(devices)}; "
+                                               f"shown for device {example.device})")
+        found.append((example, [f.host for f in members if f.host]))
+    found.sort(key=lambda item: (-item[0].status.rank, item[0].check))
+    return found
+
+
+_DEVICE_NUMBER = re.compile(r"(?<![\w-])(device|-i|NPU|GPU)( ?)(\d+)\b")
+_ADDRESS = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[0-9a-f]*:[0-9a-f:]+:[0-9a-f]+\b")
+
+
+def _masked(text: str | None) -> str:
+    """``text`` without its device numbers and addresses: what findings of one cause on several devices share.
+
+    >>> _masked("device 3 (10.0.0.3): hccn_tool -i 3 -ping -g address 10.0.1.3")
+    'device # (IP): hccn_tool -i # -ping -g address IP'
+    """
+    return _ADDRESS.sub("IP", _DEVICE_NUMBER.sub(lambda m: f"{m[1]}{m[2]}#", text or ""))
+
+
+def int_ranges(numbers: list[int]) -> str:
+    """``[0, 1, 2, 3, 5]`` -> ``0-3,5``.
+
+    >>> int_ranges([0, 1, 2, 3, 5]), int_ranges([7])
+    ('0-3,5', '7')
+    """
+    spans: list[list[int]] = []
+    for n in sorted(set(numbers)):
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ",".join(f"{a}-{b}" if a != b else f"{a}" for a, b in spans)
 
 
 def render(report: Report, console: Console) -> None:
