@@ -192,6 +192,7 @@ def diff(old: Report, new: Report, threshold: float = DEFAULT_THRESHOLD) -> Diff
     # A check may file the same subject under another id when its status changes (allreduce.pair when a
     # pair passes, allreduce.busbw when it fails): compare with the family's worst on that subject then.
     before_family, after_family = _by_family(before), _by_family(after)
+    gone = {h.name for h in old.hosts} - {h.name for h in new.hosts}
     for key in sorted(set(before) | set(after)):
         o, n = before.get(key), after.get(key)
         subject = _subject(key)
@@ -203,6 +204,9 @@ def diff(old: Report, new: Report, threshold: float = DEFAULT_THRESHOLD) -> Diff
         elif o is not None and o.status in _PROBLEM and n_status is not None and n_status.rank < o.status.rank:
             result.fixed.append(StatusChange(o.check, o.host, o.peer, o.status.value, n_status.value,
                                              n.message if n else ""))
+        elif o is not None and o.status in _PROBLEM and n is None and gone & {o.host, o.peer}:
+            result.fixed.append(StatusChange(o.check, o.host, o.peer, o.status.value, "host removed",
+                                             f"{', '.join(sorted(gone & {o.host, o.peer}))} is not in the new run"))
     old_versions, new_versions = version_values(old), version_values(new)
     result.versions = [VersionDrift(k[0], k[1], old_versions[k], new_versions[k]) for k in sorted(old_versions)
                        if k in new_versions and new_versions[k] != old_versions[k]]

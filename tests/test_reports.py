@@ -255,6 +255,17 @@ def test_diff_new_fixed_versions_and_busbw() -> None:
     assert not same.got_worse() and same.lines() == []
 
 
+def test_diff_lists_the_problems_of_a_removed_host_as_gone_with_it() -> None:
+    old = sample(slow="n3", evil=False, bw=10.0)
+    new = replace(old, hosts=tuple(h for h in old.hosts if h.name != "n3"),
+                  findings=tuple(f for f in old.findings if "n3" not in (f.host, f.peer)))
+    result = diff(old, new)
+    gone = {(c.check, c.host, c.peer, c.new) for c in result.fixed}
+    assert ("allreduce.busbw", "n1", "n3", "host removed") in gone and len(gone) == 6
+    assert all(c.new == "host removed" and "n3 is not in the new run" in c.message for c in result.fixed)
+    assert result.hosts_removed == ["n3"] and not result.got_worse()
+
+
 def test_baseline_findings_flag_drops_and_drift() -> None:
     base = sample(slow=None, evil=False, bw=10.0)
     now = sample(slow="n3", evil=False, bw=9.8, torch="2.5.1")
