@@ -19,7 +19,7 @@ from preflight import app as application
 from preflight.checks import all_checks
 from preflight.commands import register_all
 from preflight.engine import RunOptions
-from preflight.model import Report
+from preflight.model import Report, Status
 from preflight.render import console, json_report, terminal
 from preflight.render.outputs import ReportOutputs
 
@@ -160,7 +160,12 @@ def bench_allreduce(
     report = run_and_show(application.RunRequest(hosts=hosts, checks=["allreduce"], options=options), json_out,
                           report_dir)
     if not json_out:
-        Console(markup=False, highlight=False).print(pairs_table(report))
+        table = pairs_table(report)
+        if table.row_count:
+            Console(markup=False, highlight=False).print(table)
+        else:  # e.g. no torch on the nodes: say why there are no figures instead of an empty table
+            why = [f.message for f in report.findings if f.check == "allreduce.run" and f.status != Status.PASS]
+            sys.stderr.write("preflight: no all_reduce pair was measured" + (f": {why[0]}" if why else "") + "\n")
     raise typer.Exit(exit_codes.for_report(report))
 
 

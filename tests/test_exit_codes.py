@@ -175,3 +175,9 @@ def test_node_writes_a_prometheus_textfile_atomically_with_runs_metric_names(tmp
     assert 'preflight_check_status{check="sysctl.somaxconn",host="' in text and "} 2\n" in text  # 2 = fail
     assert "\npreflight_verdict 2\n" in text and "\npreflight_complete 1\n" in text
     assert [p.name for p in target.parent.iterdir()] == ["preflight.prom"], "no temporary file left behind"
+
+
+def test_bench_allreduce_with_nothing_measured_says_why_not_an_empty_table(tmp_path: Path) -> None:
+    done = preflight("bench", "allreduce", "--report-dir", str(tmp_path / "r"))  # this machine alone: no pair
+    assert "all_reduce pairs" not in done.stdout
+    assert "no all_reduce pair was measured: allreduce.run: nothing to test" in done.stderr, done.stderr
