@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_wheel_maps_checks_into_the_package(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
                     "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True, cwd=tmp_path)
-    wheel = next(tmp_path.glob("preflight-*.whl"))
+    wheel = next(tmp_path.glob("cluster_preflight-*.whl"))  # the distribution name; the package is preflight
     names = zipfile.ZipFile(wheel).namelist()
     assert "preflight/checks/sysctl.py" in names and "preflight/checks/versions.py" in names
     assert not [n for n in names if n.startswith("checks/")]
