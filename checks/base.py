@@ -200,14 +200,16 @@ class StepOutcome:
 class Overlap:
     """The part of an active check that runs during the gather, on the sessions the gather opens anyway.
 
-    No host waits for another: every client's gather script is sent at once with the ``clients`` probes
-    at its end (so they must retry until the server is up, bounded). On ``server`` the probes of the
-    checks named in ``first`` run at the start of its gather script; as soon as they have ended the
-    engine starts ``server_probes`` on another channel of the same connection (so e.g. ports.listening
-    never sees our own listener), watching for ``ready``. ``cleanup`` ends the server probes if they
-    still run once the gather is done. The outputs reach ``steps`` (as ``done``) and ``judge`` as the
-    first StepOutcome: background is the server's, foreground each client's; ``steps`` re-tests what a
-    client may have tried before the server was up. Planned from hosts.yaml alone: no facts exist yet.
+    No host waits for another: every client's gather script is sent at once with the ``clients`` probes at its end
+    (so they must retry until the server is up, bounded). On ``server`` the probes of the checks named in ``first``
+    run at the start of its gather script; the engine starts ``server_probes`` at once on another channel of the
+    same connection, but they start their work only once those first probes have ended (so e.g. ports.listening
+    never sees our own listener): they run with ``PREFLIGHT_GO`` naming a file the gather creates then, behind a
+    shell loop that waits for it, or, when ``waits_for_go``, wait for it themselves (after their own start-up). The
+    engine watches their output for ``ready``. ``cleanup`` ends the server probes if they still run once the gather
+    is done. The outputs reach ``steps`` (as ``done``) and ``judge`` as the first StepOutcome: background is the
+    server's, foreground each client's; ``steps`` re-tests what a client may have tried before the server was up.
+    Planned from hosts.yaml alone: no facts exist yet.
     """
 
     server: str
@@ -217,6 +219,7 @@ class Overlap:
     cleanup: Sequence[Probe] = ()
     ready_timeout: float = 10.0
     first: Sequence[str] = ()  # check idents whose probes on ``server`` run before ``server_probes`` start
+    waits_for_go: bool = False  # the server probes wait for the file $PREFLIGHT_GO names themselves
 
 
 class ActiveCheck(Check):

@@ -89,11 +89,12 @@ class ReachabilityCheck(DerivedCheck, ActiveCheck):
     def overlap(self, ctx: EvalContext, window: float) -> Overlap | None:
         """The master-port test, run during the gather: the master listens, every other host's gather connects.
 
-        No host waits: the master's listener starts right after its ``ports`` probes (which must not see
-        it), every other host connects at the end of its own gather script, retrying a refused connect for
-        up to ``listener_wait`` seconds while the listener may still be starting. Planned from hosts.yaml
-        alone, so a host whose python turns out broken still connects (bash needs none); ``judge`` leaves
-        it out as it does in ``steps``, and ``steps`` tests again whatever was refused or did not run.
+        No host waits: the master's listener starts with the master's gather and binds right after its ``ports``
+        probes (which must not see it; it waits for the engine's go file itself), every other host connects at the
+        end of its own gather script, retrying a refused connect for up to ``listener_wait`` seconds while the
+        listener may still be starting. Planned from hosts.yaml alone, so a host whose python turns out broken still
+        connects (bash needs none); ``judge`` leaves it out as it does in ``steps``, and ``steps`` tests again
+        whatever was refused or did not run.
         """
         hosts = {h.name: h for h in ctx.hosts}
         master = hosts.get(ctx.cluster.master)
@@ -106,7 +107,7 @@ class ReachabilityCheck(DerivedCheck, ActiveCheck):
         listen, stop = self._listener(master, window, [f"{target.port}:{len(sources)}"])
         wait = float(ctx.params["listener_wait"])
         clients = {h: [_connector(hosts[h], [target], ctx, retry=wait)] for h in sources}
-        return Overlap(master.name, [listen], LISTENER_READY, clients, [stop], first=("ports",))
+        return Overlap(master.name, [listen], LISTENER_READY, clients, [stop], first=("ports",), waits_for_go=True)
 
     def steps(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome] = ()) -> list[Step]:
         """The connects the overlap did not settle: every target on a host with no listener report, and

@@ -418,6 +418,8 @@ def _ssh_config_lookup(path: str | None) -> Callable[[str], dict[str, Any]]:
         return lambda name: {}
     import paramiko  # only here: `preflight node` never needs it
 
+    import preflight.transport  # noqa: F401  (invoke, which paramiko imports, lazily)
+
     config = paramiko.SSHConfig.from_path(str(config_path))
 
     def lookup(name: str) -> dict[str, Any]:

@@ -200,7 +200,7 @@ class FirstPortTest(PortTest):
         return Overlap(plan.server, plan.server_probes, plan.ready, plan.clients, first=("first",))
 
 
-def test_overlap_nobody_waits_and_the_server_starts_right_after_its_first_probes() -> None:
+def test_overlap_nobody_waits_and_the_server_starts_with_the_gather_but_works_after_its_first_probes() -> None:
     hosts = {"a": Behaviour(), "b": Behaviour(), "c": Behaviour()}
     checks = [Stamp("slow", slow_on="a", delay=1.5), Stamp("first"), FirstPortTest()]  # "first" is planned last
     engine = engine_for(checks, hosts)
@@ -209,7 +209,9 @@ def test_overlap_nobody_waits_and_the_server_starts_right_after_its_first_probes
     served_at = float(overlap.background["a"]["serve"].stdout.split()[0])
     facts = engine.facts()[0]
     assert facts["first"]["a"]["at"] < served_at < facts["slow"]["a"]["at"], \
-        "the server starts after its first probes, while the rest of its gather still runs"
+        "the server works after its first probes, while the rest of its gather still runs"
+    serve_sent = next(at for at, script in hosts["a"].scripts if "echo READY" in script)
+    assert serve_sent < facts["first"]["a"]["at"], "the server's start-up overlaps the first probes"
     gather_ended = facts["slow"]["a"]["at"]
     for client in ("b", "c"):
         assert hosts[client].scripts[0][0] < gather_ended, f"{client}'s gather waited for the server's"

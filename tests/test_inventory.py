@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -71,6 +73,20 @@ def test_ssh_config_is_honoured(tmp_path: Path) -> None:
     assert (inv.hosts[0].address, inv.hosts[0].user, inv.hosts[0].port) == ("10.9.9.9", "alice", 2200)
     assert inv.hosts[0].proxy_jump == "bastion"
     assert inv.hosts[1].user == "bob", "the host's own entry beats ssh_config"
+
+
+def test_ssh_config_match_exec_runs_through_the_deferred_invoke(tmp_path: Path) -> None:
+    """paramiko runs ``Match exec`` with invoke, which preflight.transport imports only on first use (in a
+    child process: invoke reads stdin, which pytest's capture refuses)."""
+    config = tmp_path / "ssh_config"
+    config.write_text('Match exec "test %h = n1"\n  HostName 10.7.7.1\nMatch exec "false"\n  User nobody\n')
+    hosts = tmp_path / "hosts.yaml"
+    hosts.write_text(f"defaults:\n  ssh_config: {config}\n  user: root\nhosts:\n  - n1\n  - n2\n")
+    code = ("import sys; from pathlib import Path; from preflight.inventory import load_inventory; "
+            "print([(h.address, h.user) for h in load_inventory(Path(sys.argv[1])).hosts])")
+    done = subprocess.run([sys.executable, "-c", code, str(hosts)], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=60)
+    assert done.stdout.strip() == "[('10.7.7.1', 'root'), ('n2', 'root')]", done.stderr
 
 
 @pytest.mark.parametrize("text, line, words", [

@@ -15,7 +15,7 @@ from preflight.checks.base import Check
 from preflight.engine.host_findings import connected, timed_out, unreachable
 from preflight.engine.host_findings import sudo as sudo_finding
 from preflight.engine.options import HostGather, RunOptions
-from preflight.engine.overlaps import Overlaps
+from preflight.engine.overlaps import Overlaps, go_file
 from preflight.engine.planning import SUDO_KEY, dedupe, plan
 from preflight.engine.sessions import Sessions
 from preflight.inventory import Host, Inventory
@@ -50,12 +50,15 @@ class Gatherer:
             remaining = max(1.0, self.options.host_timeout - (time.monotonic() - start))
             sudo = [Probe(SUDO_KEY, SUDO_CHECK, 5.0)] if self.options.sudo else []
             unique, same_as = dedupe([p for _, p in planned] + [p for _, p in clients])
-            ran_as = [same_as.get(p.key, p.key) for c, p in planned if c.ident in first]
-            order = {p.key: i for i, p in enumerate(unique)}
-            last_first = max(ran_as, key=order.__getitem__) if ran_as else None
-            feed = self.overlaps.starter(host.name, transport, nonce, last_first)
+            go = self.overlaps.go_probe(host.name, nonce) if first else None
+            if go is not None:  # right after the last of the first probes (at the start when none is planned)
+                ran_first = {same_as.get(p.key, p.key) for c, p in planned if c.ident in first}
+                at = max((i + 1 for i, p in enumerate(unique) if p.key in ran_first), default=0)
+                unique.insert(at, go)
+            if host.name in self.overlaps.servers:  # at once: they hold back until the go file exists
+                self.overlaps.start_servers(host.name, transport, go_file(nonce) if go is not None else None)
             script = build_script(sudo + unique, nonce, sent_at=time.time())  # os.clock's reference
-            execution = transport.run_script(script, remaining, feed)
+            execution = transport.run_script(script, remaining)
             received = time.time()  # with sent_at, brackets every clock the host read (stamped checks)
             outputs = parse_output(execution.stdout, [p.key for p in sudo + unique], nonce, execution.stderr)
             outputs.update({key: outputs[first] for key, first in same_as.items()})
@@ -71,8 +74,6 @@ class Gatherer:
             raise
         keep = self.keep_open and not execution.timed_out
         self.sessions.settle(host, transport, keep=keep)
-        if keep and host.name in self.overlaps.servers:
-            self.overlaps.start_servers(host.name, transport)  # the script ended before its first probes did
         seconds = time.monotonic() - start
         gather = HostGather(host, HostResult(host.name, host.address, True, seconds),
                             outputs={check.ident: {} for check in self.checks})

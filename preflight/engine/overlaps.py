@@ -1,16 +1,21 @@
 """Active work done during the gather (an ActiveCheck's ``overlap``): nobody waits for anybody. Every
 client host's gather script is sent at once with its client probes at the end (they retry, bounded, until
-the server is up); the server host's script runs the ``first`` checks' probes at its start, and the server
-probes start on another channel of its connection as soon as those have ended.
+the server is up). On the server host the server probes start at once, on another channel of the same
+connection, but hold back until the *go file* exists: the server's own gather script creates it right
+after the ``first`` checks' probes (so ``ports.listening`` never sees our listener), and the server
+probes' start-up (a login shell, an interpreter) overlaps those probes instead of following them.
 
->>> marker = _end_marker("N", "ports.listening/ss"); marker
-b'@@PF-N END ports.listening/ss '
+>>> go_file("N")
+'/tmp/preflight-go-N'
+>>> wait_for_go(1.0)[:41]
+'pf_i=0; while [ ! -e "$PREFLIGHT_GO" ] &&'
 """
 
 from __future__ import annotations
 
+import shlex
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
@@ -78,25 +83,17 @@ class Overlaps:
         for overlap, probe in clients:
             overlap.clients.setdefault(host, {})[probe.key.rsplit("/", 1)[1]] = outputs[probe.key]
 
-    def starter(self, host: str, transport: Transport, nonce: str,
-                last_first: str | None) -> Callable[[bytes], None] | None:
-        """What ``host``'s gather feeds its stdout to: it starts the server probes once the probe
-        ``last_first`` has ended (at once when that is None). None when ``host`` serves nothing."""
+    def go_probe(self, host: str, nonce: str) -> Probe | None:
+        """The probe ``host``'s gather runs right after its ``first`` probes when it serves an overlap: it
+        creates the go file that releases the server probes. None when ``host`` serves nothing."""
         if host not in self.servers:
             return None
-        if last_first is None:
-            self.start_servers(host, transport)
-            return None
-        watch = ReadyWatch(_end_marker(nonce, last_first).decode())
+        return Probe(GO_KEY, ": > " + shlex.quote(go_file(nonce)), timeout=5.0)
 
-        def feed(data: bytes) -> None:
-            watch.feed(data)
-            if watch.seen:
-                self.start_servers(host, transport)
-        return feed
-
-    def start_servers(self, host: str, transport: Transport) -> None:
-        """Start the server probes ``host`` serves on ``transport`` (once; returns at once)."""
+    def start_servers(self, host: str, transport: Transport, go: str | None = None) -> None:
+        """Start the server probes ``host`` serves on ``transport`` (once; returns at once). With ``go``, each
+        server probe runs with ``PREFLIGHT_GO`` set to it and waits for that file to exist before it starts
+        (itself when the overlap's ``waits_for_go``, else behind a shell loop)."""
         for overlap in self.found:
             if overlap.plan.server != host:
                 continue
@@ -108,8 +105,15 @@ class Overlaps:
                     self._pool = ThreadPoolExecutor(max_workers=max(1, len(self.found)))
                 overlap.watch = watch = ReadyWatch(overlap.plan.ready)
                 seconds = max((p.timeout for p in overlap.plan.server_probes), default=overlap.window) + 5
-                overlap.server_run = self._pool.submit(self.sessions.run_with, transport,
-                                                       overlap.plan.server_probes, seconds, watch.feed)
+                probes = list(overlap.plan.server_probes)
+                if go is not None:
+                    gate = f"PREFLIGHT_GO={shlex.quote(go)}; export PREFLIGHT_GO; "
+                    if not overlap.plan.waits_for_go:
+                        gate += wait_for_go(overlap.window)
+                    probes = [Probe(p.key, gate + p.command, p.timeout) for p in probes]
+                    seconds += overlap.window
+                overlap.server_run = self._pool.submit(self.sessions.run_with, transport, probes, seconds,
+                                                       watch.feed)
             overlap.server_run.add_done_callback(watch.ended)
 
     def finish(self) -> dict[str, StepOutcome]:
@@ -135,6 +139,16 @@ class Overlaps:
             self._pool.shutdown(wait=False)
 
 
-def _end_marker(nonce: str, key: str) -> bytes:
-    """The line start the gather script prints once probe ``key`` has ended (see preflight.batch)."""
-    return f"@@PF-{nonce} END {key} ".encode()
+GO_KEY = "overlap.go/create"  # the gather probe that releases the server probes (its output is not kept)
+
+
+def go_file(nonce: str) -> str:
+    """Where the server's gather signals "first probes done" (per run: the gather's random nonce)."""
+    return f"/tmp/preflight-go-{nonce}"
+
+
+def wait_for_go(seconds: float) -> str:
+    """Shell lines that wait (bounded) for ``$PREFLIGHT_GO`` to exist, then remove it."""
+    tries = max(1, int(seconds / 0.05))
+    return (f'pf_i=0; while [ ! -e "$PREFLIGHT_GO" ] && [ "$pf_i" -lt {tries} ]; do sleep 0.05; '
+            'pf_i=$((pf_i + 1)); done; rm -f "$PREFLIGHT_GO"; ')

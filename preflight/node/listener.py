@@ -1,8 +1,10 @@
 """net.reachability's listener, run on a node as ``python -S -c SOURCE tag window port:expected ...``.
 
-Binds every port (IPv6 dual-stack, else IPv4), prints ``{"ready": true}`` once they are bound (or failed to
-bind), accepts until each port saw its expected connections or the window ends, then prints one JSON line
-(also when stopped by SIGTERM). Low-level modules only (_socket, _signal: no enum, json or threading): ~9 ms.
+With ``PREFLIGHT_GO`` set (the engine's go file, see preflight.engine.overlaps) it first waits, bounded by the
+window, for that file to exist and removes it: started early, it binds only once the gather's own ``ports`` probes
+have ended. Binds every port (IPv6 dual-stack, else IPv4), prints ``{"ready": true}`` once they are bound (or failed
+to bind), accepts until each port saw its expected connections or the window ends, then prints one JSON line (also
+when stopped by SIGTERM). Low-level modules only (_socket, _signal: no enum, json or threading): ~9 ms.
 """
 import _signal
 import _socket
@@ -24,6 +26,15 @@ def stop(signum, frame):  # type: (int, Any) -> None
     raise Stop()
 _signal.signal(_signal.SIGTERM, stop)
 window = float(sys.argv[2])
+go = os.environ.get("PREFLIGHT_GO")
+if go:
+    give_up = time.time() + window
+    while not os.path.exists(go) and time.time() < give_up:
+        time.sleep(0.01)
+    try:
+        os.unlink(go)
+    except OSError:
+        pass
 ports = [tuple(int(x) for x in item.split(":")) for item in sys.argv[3:]]
 out, socks = {"listeners": []}, {}  # type: dict[str, Any], dict[Any, dict[str, Any]]
 for port, expected in ports:
