@@ -1,3 +1,3 @@
-from preflight.cli import main
+from preflight.early import main
 
 main()
