@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -98,6 +99,37 @@ def test_listener_counts_peers_and_reports_when_stopped() -> None:
     [entry] = parse_listeners(listener.stdout.read())
     assert listener.wait(timeout=10) == 0
     assert entry["bound"] is True and entry["peers"] == ["127.0.0.1", "127.0.0.1"]
+
+
+def test_listener_binds_only_once_the_go_file_exists_and_removes_it(tmp_path: Path) -> None:
+    port, go = free_port(), tmp_path / "go"
+    proc = subprocess.Popen([sys.executable, "-S", "-c", LISTENER, "tag", "10", f"{port}:1"],
+                            env={**os.environ, "PREFLIGHT_GO": str(go)}, stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)
+        with socket.socket() as early:
+            assert early.connect_ex(("127.0.0.1", port)) != 0, "nothing listens before the go file"
+        go.touch()
+        assert proc.stdout is not None and json.loads(proc.stdout.readline()) == {"ready": True}
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+        assert proc.wait(timeout=10) == 0
+        assert not go.exists(), "the listener removed the go file"
+    finally:
+        proc.kill()
+
+
+def test_listener_waiting_for_go_ends_when_nobody_reads_its_output(tmp_path: Path) -> None:
+    """A gather that died before its first probes ended never makes the go file: no listener may linger."""
+    proc = subprocess.Popen([sys.executable, "-S", "-c", LISTENER, "tag", "60", f"{free_port()}:1"],
+                            env={**os.environ, "PREFLIGHT_GO": str(tmp_path / "never")},
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.3)
+        assert proc.stdout is not None
+        proc.stdout.close()
+        assert proc.wait(timeout=5) == 0
+    finally:
+        proc.kill()
 
 
 def test_listener_ends_as_soon_as_nobody_reads_its_output() -> None:

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import ClassVar
 
 import pytest
@@ -217,6 +218,27 @@ def test_overlap_nobody_waits_and_the_server_starts_with_the_gather_but_works_af
         assert hosts[client].scripts[0][0] < gather_ended, f"{client}'s gather waited for the server's"
         assert "date +%s.%N" in hosts[client].scripts[0][1], "the client probe is in the gather script"
     assert set(overlap.foreground) == {"b", "c"}
+
+
+class SilentServerTest(FirstPortTest):
+    """Its server says it waits for the go file itself but never does, never says ready, and never ends."""
+
+    def overlap(self, ctx: EvalContext, window: float) -> Overlap | None:
+        plan = super().overlap(ctx, window)
+        assert plan is not None
+        stop = [Probe("stop", "pkill -f 'sleep 30[.]321'; echo stopped")]
+        return Overlap(plan.server, [Probe("serve", "sleep 30.321", timeout=40)], plan.ready, plan.clients, stop,
+                       ready_timeout=1.0, first=("first",), waits_for_go=True)
+
+
+def test_a_server_that_never_says_ready_is_stopped_and_its_go_file_removed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("preflight.engine.gathering.go_file", lambda nonce: str(tmp_path / f"go-{nonce}"))
+    hosts = {"a": Behaviour(), "b": Behaviour()}
+    engine = engine_for([Stamp("first"), SilentServerTest()], hosts)
+    engine.run()
+    assert [s for _, s in hosts["a"].scripts if "echo stopped" in s], "the silent server was stopped"
+    assert list(tmp_path.iterdir()) == [], "no go file left behind"
 
 
 def test_overlap_and_a_step_cleanup_only_where_a_listener_is_left() -> None:

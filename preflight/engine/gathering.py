@@ -50,13 +50,14 @@ class Gatherer:
             remaining = max(1.0, self.options.host_timeout - (time.monotonic() - start))
             sudo = [Probe(SUDO_KEY, SUDO_CHECK, 5.0)] if self.options.sudo else []
             unique, same_as = dedupe([p for _, p in planned] + [p for _, p in clients])
-            go = self.overlaps.go_probe(host.name, nonce) if first else None
+            go_path = go_file(nonce)
+            go = self.overlaps.go_probe(host.name, go_path) if first else None
             if go is not None:  # right after the last of the first probes (at the start when none is planned)
                 ran_first = {same_as.get(p.key, p.key) for c, p in planned if c.ident in first}
                 at = max((i + 1 for i, p in enumerate(unique) if p.key in ran_first), default=0)
                 unique.insert(at, go)
             if host.name in self.overlaps.servers:  # at once: they hold back until the go file exists
-                self.overlaps.start_servers(host.name, transport, go_file(nonce) if go is not None else None)
+                self.overlaps.start_servers(host.name, transport, go_path if go is not None else None)
             script = build_script(sudo + unique, nonce, sent_at=time.time())  # os.clock's reference
             execution = transport.run_script(script, remaining)
             received = time.time()  # with sent_at, brackets every clock the host read (stamped checks)

@@ -40,6 +40,7 @@ class Overlapping:
     server_run: Future[dict[str, ProbeOutput]] | None = None
     clients: dict[str, dict[str, ProbeOutput]] = field(default_factory=dict)
     started: threading.Event = field(default_factory=threading.Event)
+    go: str | None = None  # the go file its server waits for, when the gather creates one
 
 
 def plan_overlaps(checks: Sequence[Check], inventory: Inventory, options: RunOptions) -> list[Overlapping]:
@@ -83,12 +84,12 @@ class Overlaps:
         for overlap, probe in clients:
             overlap.clients.setdefault(host, {})[probe.key.rsplit("/", 1)[1]] = outputs[probe.key]
 
-    def go_probe(self, host: str, nonce: str) -> Probe | None:
+    def go_probe(self, host: str, path: str) -> Probe | None:
         """The probe ``host``'s gather runs right after its ``first`` probes when it serves an overlap: it
-        creates the go file that releases the server probes. None when ``host`` serves nothing."""
+        creates the go file ``path`` that releases the server probes. None when ``host`` serves nothing."""
         if host not in self.servers:
             return None
-        return Probe(GO_KEY, ": > " + shlex.quote(go_file(nonce)), timeout=5.0)
+        return Probe(GO_KEY, ": > " + shlex.quote(path), timeout=5.0)
 
     def start_servers(self, host: str, transport: Transport, go: str | None = None) -> None:
         """Start the server probes ``host`` serves on ``transport`` (once; returns at once). With ``go``, each
@@ -106,6 +107,7 @@ class Overlaps:
                 overlap.watch = watch = ReadyWatch(overlap.plan.ready)
                 seconds = max((p.timeout for p in overlap.plan.server_probes), default=overlap.window) + 5
                 probes = list(overlap.plan.server_probes)
+                overlap.go = go
                 if go is not None:
                     gate = f"PREFLIGHT_GO={shlex.quote(go)}; export PREFLIGHT_GO; "
                     if not overlap.plan.waits_for_go:
@@ -126,7 +128,12 @@ class Overlaps:
             if run is None or watch is None:
                 continue
             watch.event.wait(overlap.plan.ready_timeout)
-            if not watch.seen:
+            if not watch.seen:  # stop it (it may still wait for a go file its gather never made), and tidy up
+                leftovers = [] if run.done() else list(overlap.plan.cleanup)
+                if overlap.go is not None:
+                    leftovers.append(Probe("go", "rm -f " + shlex.quote(overlap.go), 5.0))
+                if leftovers:
+                    self.sessions.run_on(overlap.plan.server, leftovers, 10.0)
                 continue
             wait([run], timeout=CLEANUP_GRACE)
             if not run.done() and overlap.plan.cleanup:
