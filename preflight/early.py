@@ -3,8 +3,7 @@ before the CLI, the checks and the engine are imported (~0.15 s of a run's start
 
 :func:`start` reads only what a connection needs from the command line (``--hosts``, ``--connect-timeout``,
 ``--accept-new-host-keys``, ``--parallel``, ``--transport``) and hosts.yaml, and connects every host in
-background threads, each also opening the session that will run the host's gather script (the node's
-login shell starts meanwhile). The engine's transport factory then :func:`take`s the started transport of a host whose
+background threads. The engine's transport factory then :func:`take`s the started transport of a host whose
 connection settings are unchanged; its ``connect()`` waits for the handshake already under way and raises
 what it raised, so a failure is reported exactly once and a dead host still costs one ``--connect-timeout``.
 Anything unusual (another command, ``--help``, no hosts file, a file that does not load, the slurm or a
@@ -129,12 +128,6 @@ class StartedTransport:
             self.inner.connect()
         except BaseException as exc:  # kept for connect(): the engine reports it
             self._error = exc
-            self._done.set()
-            return
-        try:
-            self.inner.start_shell()  # the gather script's shell: the node's login environment loads meanwhile
-        except Exception:  # noqa: S110  run_script opens its own channel then, and reports what fails
-            pass
         finally:
             self._done.set()
 

@@ -75,7 +75,6 @@ class SSHTransport:
         self.client: paramiko.SSHClient | None = None
         self._jump: SSHTransport | None = None
         self._sock: socket.socket | paramiko.Channel | None = None  # closed by close(), even mid-connect
-        self._shell: paramiko.Channel | None = None  # the next run_script's channel, its `sh -s` started
 
     @property
     def known_hosts(self) -> Path:
@@ -136,22 +135,6 @@ class SSHTransport:
             sock.close()
             raise TransportError("ssh", f"SSH session failed: {exc or type(exc).__name__}") from exc
         self.client = client
-
-    def start_shell(self) -> None:
-        """Open the next ``run_script``'s channel and start its ``sh -s`` now: the node's login shell (sshd runs
-        ``sh -s`` through it, with its bashrc) starts while the caller is still building the script."""
-        self.connect()
-        assert self.client is not None
-        transport = self.client.get_transport()
-        if self._shell is not None or transport is None:
-            return
-        channel = transport.open_session(timeout=self.connect_timeout)
-        try:
-            channel.exec_command("sh -s")
-        except BaseException:
-            channel.close()
-            raise
-        self._shell = channel
 
     def _known_name(self) -> str:
         return self.host.address if self.host.port == 22 else f"[{self.host.address}]:{self.host.port}"
@@ -224,15 +207,11 @@ class SSHTransport:
         transport = self.client.get_transport()
         if transport is None or not transport.is_active():
             raise TransportError("ssh", "the SSH connection was closed")
-        channel, self._shell = self._shell, None
-        started = channel is not None and not channel.closed
-        if channel is None or not started:
-            channel = transport.open_session(timeout=max(1.0, timeout))
+        channel = transport.open_session(timeout=max(1.0, timeout))
         out, err = bytearray(), bytearray()
         quiet_after_exit = 0
         try:
-            if not started:
-                channel.exec_command("sh -s")
+            channel.exec_command("sh -s")
             channel.sendall(script.encode())
             channel.shutdown_write()
             channel.settimeout(0.2)
@@ -263,9 +242,6 @@ class SSHTransport:
             channel.close()
 
     def close(self) -> None:
-        if self._shell is not None:
-            self._shell.close()
-            self._shell = None
         if self.client is not None:
             self.client.close()
             self.client = None
