@@ -1,3 +1,3 @@
-from preflight.early import main
+from preflight.cli import main
 
 main()

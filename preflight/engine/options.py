@@ -43,15 +43,12 @@ def ssh_transport_factory(options: RunOptions) -> TransportFactory:
     """SSH to every host, except ``localhost``/``local`` with no SSH settings, which runs here directly."""
     # paramiko (~85 ms of imports) only when a run may use SSH: `preflight node` never does. Imported here, once,
     # not in the worker threads that call make().
-    from preflight import early
     from preflight.transport.local import LocalTransport
     from preflight.transport.ssh import SSHTransport
 
     def make(host: Host) -> Transport:
-        if early.runs_here(host):
+        if host.address in ("localhost", "local") and host.proxy_jump is None and host.port == 22 \
+                and host.identity_file is None:
             return LocalTransport()
-        started = early.take(host, options.connect_timeout, options.accept_new_host_keys)
-        if started is not None:  # `preflight run` began this connection while it started up
-            return started
         return SSHTransport(host, options.connect_timeout, options.accept_new_host_keys)
     return make
