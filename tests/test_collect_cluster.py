@@ -13,9 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import ascend_sim
+import gpu_sim
 import pytest
+import yaml
 from cli_runner import preflight
 from conftest import cluster_fixture
+from k8s_pods import PodCommand, config_map, container_command, job
 from netns_cluster import NetnsCluster
 
 pytestmark = pytest.mark.cluster
@@ -151,3 +155,81 @@ def test_selection_and_a_missing_and_a_garbled_file(cluster: NetnsCluster, hosts
                                 ("facts.file", "node3", "error")}
     assert {f["host"] for f in report["findings"] if f["check"] == "sysctl.somaxconn"} == {"node1"}
     assert not any(f["check"].startswith(("net.", "os.")) for f in report["findings"]), "only what was selected"
+
+
+# --- examples/kubernetes: each Pod's command, run on the namespace nodes -----------------------------------------
+
+
+def site_hosts_yaml(config: str, folder: Path) -> Path:
+    """The example ConfigMap's hosts.yaml with this cluster's node names (the only thing a site changes)."""
+    doc = yaml.safe_load(config_map(config)["hosts.yaml"])
+    doc["hosts"] = list(NODES)
+    doc["cluster"]["master"] = NODES[0]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "hosts.yaml").write_text(yaml.safe_dump(doc))
+    return folder
+
+
+def run_pod(cluster: NetnsCluster, node: str, command: PodCommand) -> subprocess.CompletedProcess[str]:
+    """The container's command on ``node``, stderr into stdout as `kubectl logs` shows them."""
+    return on_node(cluster, node, shlex.join(command.argv) + " 2>&1", env=command.env)
+
+
+def test_gpu_example_pods_print_facts_that_judge_reads(cluster: NetnsCluster, tmp_path: Path) -> None:
+    """facts-gpu.yaml: each Pod prints its facts; its log (stdout and stderr together) is the facts file."""
+    volumes = {"hosts": site_hosts_yaml("preflight-hosts-gpu", tmp_path / "config")}
+    facts = tmp_path / "facts"
+    facts.mkdir()
+    for index, node in enumerate(NODES):
+        gpu_sim.install(cluster, node, gpu_sim.healthy_state(8, node=index + 1))
+    try:
+        for node in NODES:
+            command = container_command(job("preflight-facts-gpu"), node, volumes)
+            assert command.env["PREFLIGHT_NODE_NAME"] == node
+            proc = run_pod(cluster, node, command)
+            assert proc.returncode == 0, proc.stdout
+            (facts / f"{node}.json").write_text(proc.stdout)  # collect-and-judge.sh: kubectl logs > NODE.json
+        site = yaml.safe_load((volumes["hosts"] / "hosts.yaml").read_text())  # the same, with SSH to the nodes
+        ssh_hosts = cluster.write_hosts_yaml(tmp_path / "ssh-hosts.yaml", cluster=site["cluster"],
+                                             extra_defaults={**site["defaults"], "python": "python3"})
+        ran = preflight("run", "--hosts", ssh_hosts, "--json", "--report-dir", tmp_path / "run")
+    finally:
+        for node in NODES:
+            gpu_sim.uninstall(cluster, node)
+    proc = preflight("judge", facts, "--hosts", volumes["hosts"] / "hosts.yaml", "--json", "--report-dir",
+                     tmp_path / "report")
+    assert proc.returncode in (0, 1, 4), proc.stderr
+    report = json.loads(proc.stdout)
+    assert {f["host"]: f["status"] for f in report["findings"] if f["check"] == "facts.file"} == \
+        dict.fromkeys(NODES, "pass")
+    count = {f["host"]: (f["status"], f["observed"]) for f in report["findings"]
+             if f["check"] == "gpu.devices.count"}
+    assert count == dict.fromkeys(NODES, ("pass", "8 GPUs (indexes 0, 1, 2, 3, 4, 5, 6, 7)")), count
+    assert report["cluster"]["accelerator"] == "gpu"
+    assert ran.returncode == proc.returncode and comparable(json.loads(ran.stdout)) == comparable(report)
+
+
+def test_npu_example_pods_write_facts_the_judge_pod_reads(cluster: NetnsCluster, tmp_path: Path) -> None:
+    """facts-npu.yaml writes each node's facts to the shared volume; judge-npu.yaml's Pod judges them there."""
+    volumes = {"hosts": site_hosts_yaml("preflight-hosts-npu", tmp_path / "config"), "facts": tmp_path / "pvc"}
+    volumes["facts"].mkdir()
+    for index, node in enumerate(NODES):
+        ascend_sim.install(cluster, node, ascend_sim.healthy_state(
+            "910B3", [f"10.20.{d}.{11 + index}" for d in range(8)]))
+    try:
+        for node in NODES:
+            proc = run_pod(cluster, node, container_command(job("preflight-facts-npu"), node, volumes))
+            assert proc.returncode == 0 and proc.stdout == "", proc.stdout
+        assert sorted(p.name for p in volumes["facts"].iterdir()) == [f"{n}.json" for n in NODES]
+        judge_pod = container_command(job("preflight-judge-npu"), NODES[0], volumes)
+        proc = run_pod(cluster, NODES[0], judge_pod)
+    finally:
+        for node in NODES:
+            ascend_sim.uninstall(cluster, node)
+    assert proc.returncode in (0, 1, 4), proc.stdout
+    assert "node1" in proc.stdout and "node3" in proc.stdout, "the terminal report names every node"
+    report = json.loads((volumes["facts"] / "report" / "report.json").read_text())
+    assert {f["host"]: f["status"] for f in report["findings"] if f["check"] == "facts.file"} == \
+        dict.fromkeys(NODES, "pass")
+    assert {f["host"] for f in report["findings"] if f["check"] == "npu.chip"} == set(NODES)
+    assert {f["status"] for f in report["findings"] if f["check"] == "hccn.reachability"} == {"skip"}
