@@ -48,6 +48,7 @@ class FactsRequest:
     skip: Sequence[str] = ()
     accelerator: str = "auto"
     devices_per_host: int | None = None
+    master_port: int | None = None  # without hosts.yaml: the job's port (hosts.yaml's cluster.master_port else)
     timeout: float = 60.0
 
 
@@ -61,7 +62,8 @@ def gather_here(request: FactsRequest) -> dict[str, object]:
         host = _find_host(inventory, name, request.hosts)
     else:
         host = replace(inventory.hosts[0], name=name)
-        inventory = replace(inventory, hosts=[host], cluster=replace(inventory.cluster, master=name))
+        cluster = replace(inventory.cluster, master=name, master_port=request.master_port or 29500)
+        inventory = replace(inventory, hosts=[host], cluster=cluster)
     if request.devices_per_host is not None:
         inventory = replace(inventory, cluster=replace(inventory.cluster, devices_per_host=request.devices_per_host))
     selection = select_checks(request.checks, request.skip)

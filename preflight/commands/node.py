@@ -9,6 +9,9 @@ Example::
     $ preflight node --timeout 8
     preflight node gpu07: FAIL in 0.42 s (pass 21 warn 1 fail 1 error 0 skip 6): sysctl.somaxconn: ...
 
+``--facts FILE`` instead gathers everything ``run`` would send this host (no verdict) for ``preflight judge``
+(``preflight.collect``).
+
 Parameters come from ``--set family.key=value`` (repeatable) or the environment variable
 ``PREFLIGHT_NODE_SET`` (the same items separated by spaces), e.g.
 ``PREFLIGHT_NODE_SET="sysctl.min_somaxconn=4096"``.
@@ -165,7 +168,8 @@ def run_node(selected: list[str], skipped: list[str], settings: list[str], accel
 
 
 def write_facts(target: str, hosts: str | None, name: str | None, checks: list[str] | None,
-                skip: list[str] | None, accelerator: str, devices_per_host: int | None, timeout: float) -> None:
+                skip: list[str] | None, accelerator: str, devices_per_host: int | None, timeout: float,
+                master_port: int = 29500) -> None:
     """``node --facts``: gather as ``run`` would, write the facts file (atomic) or print it; exit 0, 2 or 4."""
     from pathlib import Path
 
@@ -184,7 +188,7 @@ def write_facts(target: str, hosts: str | None, name: str | None, checks: list[s
     request = FactsRequest(hosts=Path(hosts) if hosts else None, name=name,
                            checks=[i.strip() for v in checks or [] for i in v.split(",") if i.strip()],
                            skip=[i.strip() for v in skip or [] for i in v.split(",") if i.strip()],
-                           accelerator=accelerator, devices_per_host=devices_per_host,
+                           accelerator=accelerator, devices_per_host=devices_per_host, master_port=master_port,
                            timeout=max(1.0, timeout - 0.5))
     try:
         doc = gather_here(request)
@@ -240,7 +244,7 @@ def register(app: typer.Typer) -> None:
         Example: preflight node --timeout 8 --set sysctl.min_somaxconn=4096
         """
         if facts is not None:
-            write_facts(facts, hosts, name, checks, skip, accelerator, devices_per_host, timeout)
+            write_facts(facts, hosts, name, checks, skip, accelerator, devices_per_host, timeout, master_port)
         start = time.monotonic()
         host = os.environ.get("SLURMD_NODENAME") or os.uname().nodename  # Slurm's name for it, in a prolog
         lock = threading.Lock()
