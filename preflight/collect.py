@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -30,12 +31,14 @@ from preflight.engine.gathering import Gatherer
 from preflight.engine.options import HostGather, RunOptions
 from preflight.engine.overlaps import Overlaps
 from preflight.engine.sessions import Sessions
-from preflight.inventory import Host, Inventory
+from preflight.inventory import ClusterSpec, Host, Inventory
 from preflight.model import Finding, HostResult, Report, Status
 from preflight.render.outputs import ReportOutputs
 
 CLOCK = "os.clock"
 FILE_ID = "facts.file"
+CLUSTER_ID = "facts.cluster"
+SPEC_KEYS = ("accelerator", "devices_per_host", "master", "master_port")  # what changes a probe's command
 
 
 @dataclass(frozen=True)
@@ -162,7 +165,8 @@ def judge_files(request: JudgeRequest) -> Report:
         else loaded[0].selection
     selection = select_checks(*chosen)
     gathered, more = _gathered(inventory, loaded, selection.checks)
-    problems += more
+    names = {h.name for h in inventory.hosts}
+    problems += more + cluster_drift(inventory.cluster, [f for f in loaded if f.host.name in names])
     passive = [c for c in selection.checks if not isinstance(c, ActiveCheck)]
     judged = evaluate(passive, inventory, gathered, parse_facts(selection.checks, gathered), {},
                       selection.only, selection.dropped)
@@ -183,13 +187,42 @@ def _inventory(request: JudgeRequest, loaded: Sequence[facts_file.NodeFacts]) ->
     if request.hosts is not None:
         return load_cluster(request.hosts, accelerator=request.accelerator)
     hosts = list({f.host.name: f.host for f in loaded}.values())
-    cluster = loaded[0].cluster
+    common = Counter(_spec(f.cluster) for f in loaded).most_common(1)[0][0]
+    cluster = next(f.cluster for f in loaded if _spec(f.cluster) == common)  # the majority's, first of ties
     if request.accelerator not in CHOICES:
         raise UsageError(f"--accelerator must be one of {', '.join(CHOICES)}, not {request.accelerator!r}")
     if request.accelerator != "auto":
         cluster = replace(cluster, accelerator=request.accelerator,
                           accelerator_reason=f"--accelerator {request.accelerator}")
     return Inventory(hosts=hosts, cluster=cluster)
+
+
+def _spec(cluster: ClusterSpec) -> tuple[object, ...]:
+    return tuple(getattr(cluster, key) for key in SPEC_KEYS)
+
+
+def cluster_drift(cluster: ClusterSpec, loaded: Sequence[facts_file.NodeFacts]) -> list[Finding]:
+    """A ``facts.cluster`` warning per file gathered for another cluster than the one judged (its probes, e.g.
+    the master it resolved, are not what ``run`` would have sent).
+
+    >>> from preflight.facts_file import NodeFacts
+    >>> one = NodeFacts("n2.json", Host("n2", "n2"), ClusterSpec(master="n2"), "", 0.1, ((), ()), {})
+    >>> [f.message for f in cluster_drift(ClusterSpec(master="n1"), [one])]  # doctest: +ELLIPSIS
+    ["facts.cluster: n2.json was gathered for master 'n2' (judged with 'n1'): ..."]
+    """
+    found = []
+    want = _spec(cluster)
+    for facts in loaded:
+        diff = [f"{key} {got!r} (judged with {wanted!r})"
+                for key, got, wanted in zip(SPEC_KEYS, _spec(facts.cluster), want, strict=True)
+                if got != wanted]
+        if diff:
+            found.append(Finding(CLUSTER_ID, facts.host.name, Status.WARN, f"{CLUSTER_ID}: {facts.path} was "
+                                 f"gathered for {', '.join(diff)}: some of its probes differ from what `run` "
+                                 "would send", observed="; ".join(diff), expected="the judged cluster",
+                                 remedy="preflight node --facts FILE --hosts hosts.yaml  (the same hosts.yaml on "
+                                        "every node and for judge)"))
+    return found
 
 
 def _gathered(inventory: Inventory, loaded: Sequence[facts_file.NodeFacts], checks: Sequence[Check]

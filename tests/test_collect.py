@@ -35,8 +35,9 @@ def outputs_of(fixture: dict[str, Any]) -> dict[str, ProbeOutput]:
             for k, v in fixture["outputs"].items()}
 
 
-def write_facts(folder: Path, name: str, sysctl: dict[str, ProbeOutput], versions: dict[str, ProbeOutput]) -> Path:
-    host, cluster = Host(name, name), ClusterSpec(master="n1")
+def write_facts(folder: Path, name: str, sysctl: dict[str, ProbeOutput], versions: dict[str, ProbeOutput],
+                master: str = "n1") -> Path:
+    host, cluster = Host(name, name), ClusterSpec(master=master)
     doc = dump([VersionsCheck(), SysctlCheck()], host, cluster, {"versions": versions, "sysctl": sysctl},
                "2026-11-24T15:00:00+00:00", 0.5, (("sysctl",), ()))
     path = folder / f"{name}.json"
@@ -92,6 +93,19 @@ def test_judge_names_the_drifting_host_with_the_site_threshold(facts: Path) -> N
     assert not any(f.check.startswith("versions.") for f in report.findings), "the files' --checks sysctl"
     assert {f.host for f in report.findings if f.check == "facts.file" and f.status.value == "pass"} == \
         {"n1", "n2", "n3"}
+    assert not any(f.check == "facts.cluster" for f in report.findings)
+
+
+def test_a_file_gathered_for_another_cluster_is_a_warning(facts: Path) -> None:
+    """Without hosts.yaml each node takes itself as the master: judge says so, judged with the majority's."""
+    outputs = from_text((facts / "n2.json").read_text(), "n2.json").outputs
+    write_facts(facts, "n2", outputs["sysctl"], outputs["versions"], master="n2")
+    for hosts in (facts / "hosts.yaml", None):
+        report = judge_files(JudgeRequest(paths=[facts], hosts=hosts))
+        drift = [f for f in report.findings if f.check == "facts.cluster"]
+        assert [(f.host, f.status.value, f.observed) for f in drift] == \
+            [("n2", "warn", "master 'n2' (judged with 'n1')")]
+        assert "--hosts hosts.yaml" in (drift[0].remedy or "")
 
 
 def test_judge_without_hosts_yaml_takes_the_files_hosts_and_reports_what_is_missing(facts: Path) -> None:

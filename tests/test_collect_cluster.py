@@ -105,6 +105,7 @@ def test_healthy_cluster_judges_as_run_does(cluster: NetnsCluster, hosts_file: P
     assert len(comparable(ran)) > 30, "the comparison covers every node check"
     files = {f["host"]: f for f in judged["findings"] if f["check"] == "facts.file"}
     assert set(files) == set(NODES) and {f["status"] for f in files.values()} == {"pass"}
+    assert not any(f["check"] == "facts.cluster" for f in judged["findings"]), "gathered with the same hosts.yaml"
     not_run = {f["check"]: f for f in judged["findings"] if f["check"] in CONTROLLER_ONLY}
     assert not_run["net.reachability"]["status"] == "skip" and "not run by `preflight judge`" in \
         not_run["net.reachability"]["message"]

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import copy
 import socket
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
 import pytest
 import yaml
-from k8s_pods import config_map, manifests, pod_template
+from k8s_pods import EXAMPLES, config_map, manifests, pod_template
 
 # The oldest Kubernetes the examples target (Indexed Jobs are stable since 1.24) and the newest bundled.
 VERSIONS = ("1.27.0", kubernetes_validate.latest_version())
@@ -74,3 +75,13 @@ def test_per_node_job_puts_one_pod_on_each_node_with_its_devices(name: str) -> N
     container, = spec["containers"]
     assert container["resources"]["limits"][device] == 8
     assert container["command"][0] == "preflight"
+
+
+def test_collect_script_parses_and_judges_what_it_collected() -> None:
+    """collect-and-judge.sh needs kubectl and a cluster (not run here): its shell is valid, it saves each Pod's
+    log as NODE.json next to the ConfigMap's hosts.yaml and ends in `preflight judge` over that folder."""
+    script = EXAMPLES / "collect-and-judge.sh"
+    assert subprocess.run(["sh", "-n", str(script)], capture_output=True, check=False).returncode == 0
+    text = script.read_text()
+    assert 'kubectl logs "$pod" > "$out/$node.json"' in text
+    assert text.rstrip().endswith('exec preflight judge "$out" --hosts "$out/hosts.yaml"')
