@@ -38,6 +38,7 @@ from preflight.render.outputs import ReportOutputs
 CLOCK = "os.clock"
 FILE_ID = "facts.file"
 CLUSTER_ID = "facts.cluster"
+NOT_RUN = "not run: needs the controller"  # the observed value of what only `run` can tell
 SPEC_KEYS = ("accelerator", "devices_per_host", "master", "master_port")  # what changes a probe's command
 
 
@@ -273,7 +274,8 @@ def not_run(checks: Sequence[Check], inventory: Inventory | None = None) -> list
     for check in checks:
         if CLOCK in check.ids:
             found.append(Finding(CLOCK, None, Status.SKIP, f"{CLOCK}: not judged from facts files: the clock "
-                                 "offset needs the controller's send and receive times (`preflight run` has them)"))
+                                 "offset needs the controller's send and receive times (`preflight run` has them)",
+                                 observed=NOT_RUN))
         if not isinstance(check, ActiveCheck):
             continue
         skipped = accelerator_skip(check, inventory.cluster) if inventory is not None else None
@@ -282,7 +284,8 @@ def not_run(checks: Sequence[Check], inventory: Inventory | None = None) -> list
             continue
         ident = check.ids[0]
         found.append(Finding(ident, None, Status.SKIP, f"{ident}: not run by `preflight judge`: an active check "
-                             "connects the hosts to each other live (`preflight run` over SSH or Slurm runs it)"))
+                             "connects the hosts to each other live (`preflight run` over SSH or Slurm runs it)",
+                             observed=NOT_RUN))
     return found
 
 

@@ -140,3 +140,18 @@ def test_cli_exit_codes(facts: Path, tmp_path: Path) -> None:
     proc = preflight("node", "--facts", tmp_path / "f.json", "--hosts", facts / "hosts.yaml", "--name", "elsewhere")
     assert proc.returncode == 2 and "'elsewhere' is not a host of" in proc.stderr
     assert not (tmp_path / "f.json").exists()
+
+
+def test_node_facts_here_respects_skip_and_judge_says_what_it_did_not_run(tmp_path: Path) -> None:
+    """This machine, no hosts.yaml: every check `run` would send but the skipped one, then judged."""
+    proc = preflight("node", "--facts", tmp_path / "here.json", "--skip", "firewall", "--name", "here",
+                     "--timeout", "60")
+    assert proc.returncode == 0 and proc.stdout == "", proc.stderr
+    read = from_text((tmp_path / "here.json").read_text(), "here.json")
+    assert read.host.name == "here" and read.selection == ((), ("firewall",))
+    assert "firewall" not in read.outputs and {"os", "sysctl", "net", "net.reachability"} <= set(read.outputs)
+    proc = preflight("judge", tmp_path / "here.json", "--report-dir", tmp_path / "r")
+    assert proc.returncode in (0, 1, 4), proc.stderr
+    assert "not run (they need `preflight run`'s controller): net.reachability, os.clock" in proc.stdout
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert not any(f["check"].startswith("firewall") for f in report["findings"])

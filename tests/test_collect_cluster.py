@@ -229,6 +229,8 @@ def test_npu_example_pods_write_facts_the_judge_pod_reads(cluster: NetnsCluster,
             ascend_sim.uninstall(cluster, node)
     assert proc.returncode in (0, 1, 4), proc.stdout
     assert "node1" in proc.stdout and "node3" in proc.stdout, "the terminal report names every node"
+    assert "not run (they need `preflight run`'s controller): hccn.reachability, net.reachability, os.clock" \
+        in proc.stdout
     report = json.loads((volumes["facts"] / "report" / "report.json").read_text())
     assert {f["host"]: f["status"] for f in report["findings"] if f["check"] == "facts.file"} == \
         dict.fromkeys(NODES, "pass")

@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
         Example: preflight judge facts/ --hosts hosts.yaml
         """
         from preflight import app as application
-        from preflight.collect import JudgeRequest, judge_files
+        from preflight.collect import NOT_RUN, JudgeRequest, judge_files
         from preflight.render import console
         from preflight.render.outputs import ReportOutputs
 
@@ -67,4 +67,7 @@ def register(app: typer.Typer) -> None:
             sys.stderr.write(f"preflight: {problem}\n")
         path = application.save(report, report_dir, request.outputs)
         console.show(report, path, json_out)
+        not_run = [f.check for f in report.findings if f.observed == NOT_RUN]
+        if not_run and not json_out:
+            sys.stdout.write(f"not run (they need `preflight run`'s controller): {', '.join(not_run)}\n")
         raise typer.Exit(exit_codes.for_report(report))
