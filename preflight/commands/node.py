@@ -9,6 +9,9 @@ Example::
     $ preflight node --timeout 8
     preflight node gpu07: FAIL in 0.42 s (pass 21 warn 1 fail 1 error 0 skip 6): sysctl.somaxconn: ...
 
+``--facts FILE`` instead gathers everything ``run`` would send this host (no verdict) for ``preflight judge``
+(``preflight.collect``).
+
 Parameters come from ``--set family.key=value`` (repeatable) or the environment variable
 ``PREFLIGHT_NODE_SET`` (the same items separated by spaces), e.g.
 ``PREFLIGHT_NODE_SET="sysctl.min_somaxconn=4096"``.
@@ -164,6 +167,44 @@ def run_node(selected: list[str], skipped: list[str], settings: list[str], accel
     return engine.run()
 
 
+def write_facts(target: str, hosts: str | None, name: str | None, checks: list[str] | None,
+                skip: list[str] | None, accelerator: str, devices_per_host: int | None, timeout: float,
+                master_port: int = 29500) -> None:
+    """``node --facts``: gather as ``run`` would, write the facts file (atomic) or print it; exit 0, 2 or 4."""
+    from pathlib import Path
+
+    from preflight.app import UsageError
+    from preflight.collect import FactsRequest, gather_here, write_atomic
+    from preflight.facts_file import to_text
+
+    def hard_stop() -> None:
+        sys.stderr.write(f"preflight node --facts: not finished within {timeout:g} s; nothing written\n")
+        sys.stderr.flush()
+        os._exit(exit_codes.COULD_NOT_TELL)
+
+    timer = threading.Timer(timeout, hard_stop)
+    timer.daemon = True
+    timer.start()
+    request = FactsRequest(hosts=Path(hosts) if hosts else None, name=name,
+                           checks=[i.strip() for v in checks or [] for i in v.split(",") if i.strip()],
+                           skip=[i.strip() for v in skip or [] for i in v.split(",") if i.strip()],
+                           accelerator=accelerator, devices_per_host=devices_per_host, master_port=master_port,
+                           timeout=max(1.0, timeout - 0.5))
+    try:
+        doc = gather_here(request)
+        write_atomic(to_text(doc), target)
+    except UsageError as exc:
+        timer.cancel()
+        sys.stderr.write(f"preflight: {exc}\n")
+        raise typer.Exit(exit_codes.USAGE) from None
+    except (OSError, RuntimeError) as exc:
+        timer.cancel()
+        sys.stderr.write(f"preflight: cannot write the facts of this node to {target}: {exc}\n")
+        raise typer.Exit(exit_codes.COULD_NOT_TELL) from None
+    timer.cancel()
+    raise typer.Exit(exit_codes.OK)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``preflight node`` to the CLI."""
 
@@ -189,11 +230,21 @@ def register(app: typer.Typer) -> None:
         prometheus: Annotated[str | None, typer.Option(help="also write a Prometheus textfile here (atomic; the "
                                                        "metric names of `run --prometheus`), e.g. for "
                                                        "node_exporter's textfile collector")] = None,
+        facts: Annotated[str | None, typer.Option(help="gather what `run` would (all checks, not only the node "
+                                                  "ones) and write the raw outputs here ('-': stdout) for "
+                                                  "`preflight judge`; no verdict, exit 0 once written")] = None,
+        hosts: Annotated[str | None, typer.Option("--hosts", "-H", help="with --facts: hosts.yaml, for the "
+                                                  "cluster section and this node's entry")] = None,
+        name: Annotated[str | None, typer.Option(envvar="PREFLIGHT_NODE_NAME", help="with --facts: this node's "
+                                                 "name in hosts.yaml and the report (default: the host name)")
+                        ] = None,
     ) -> None:
         """Check this machine alone (no SSH): one-line verdict; exit 0 ok, 1 fail, 4 could not tell, 2 usage.
 
         Example: preflight node --timeout 8 --set sysctl.min_somaxconn=4096
         """
+        if facts is not None:
+            write_facts(facts, hosts, name, checks, skip, accelerator, devices_per_host, timeout, master_port)
         start = time.monotonic()
         host = os.environ.get("SLURMD_NODENAME") or os.uname().nodename  # Slurm's name for it, in a prolog
         lock = threading.Lock()

@@ -1,0 +1,293 @@
+"""Collect-then-judge: gather this node's raw outputs into a facts file, and judge many such files as ``run`` does.
+
+For engines that run one copy of preflight per node (a Kubernetes Job, ``srun``, clush, Ansible) and have no
+controller that reaches every node: each node writes ``preflight node --facts FILE`` (:func:`gather_here`),
+something copies the files to one place, and ``preflight judge FILES`` (:func:`judge_files`) evaluates every
+check across all of them, drift, MTU, versions and the rest, with the same code ``run`` uses after its gather.
+
+What needs the controller is reported as not run: the active checks (they connect the hosts to each other
+live) and ``os.clock`` (it needs the controller's send and receive times).
+
+>>> [f.check for f in not_run(select_checks([], []).checks)]
+['os.clock', 'net.reachability', 'hccn.reachability']
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from preflight import drain, facts_file
+from preflight.accelerator import CHOICES
+from preflight.app import UsageError, load_cluster, select_checks
+from preflight.checks.base import ActiveCheck, Check, accelerator_skip
+from preflight.engine.evaluation import Judged, build_report, evaluate, parse_facts, selected
+from preflight.engine.gathering import Gatherer
+from preflight.engine.options import HostGather, RunOptions
+from preflight.engine.overlaps import Overlaps
+from preflight.engine.sessions import Sessions
+from preflight.inventory import ClusterSpec, Host, Inventory
+from preflight.model import Finding, HostResult, Report, Status
+from preflight.render.outputs import ReportOutputs
+
+CLOCK = "os.clock"
+FILE_ID = "facts.file"
+CLUSTER_ID = "facts.cluster"
+NOT_RUN = "not run: needs the controller"  # the observed value of what only `run` can tell
+SPEC_KEYS = ("accelerator", "devices_per_host", "master", "master_port")  # what changes a probe's command
+
+
+@dataclass(frozen=True)
+class FactsRequest:
+    """One ``preflight node --facts``: which host of hosts.yaml this is, which checks, how long at most."""
+
+    hosts: Path | None = None
+    name: str | None = None  # this node's name in hosts.yaml (default: the host name)
+    checks: Sequence[str] = ()
+    skip: Sequence[str] = ()
+    accelerator: str = "auto"
+    devices_per_host: int | None = None
+    master_port: int | None = None  # without hosts.yaml: the job's port (hosts.yaml's cluster.master_port else)
+    timeout: float = 60.0
+
+
+def gather_here(request: FactsRequest) -> dict[str, object]:
+    """Gather every probe ``run`` would send this host, here (no SSH), as a facts document; UsageError first."""
+    from preflight.transport.local import LocalTransport
+
+    inventory = load_cluster(request.hosts, accelerator=request.accelerator)
+    name = request.name or os.environ.get("SLURMD_NODENAME") or os.uname().nodename
+    if request.hosts is not None:
+        host = _find_host(inventory, name, request.hosts)
+    else:
+        host = replace(inventory.hosts[0], name=name)
+        cluster = replace(inventory.cluster, master=name, master_port=request.master_port or 29500)
+        inventory = replace(inventory, hosts=[host], cluster=cluster)
+    if request.devices_per_host is not None:
+        inventory = replace(inventory, cluster=replace(inventory.cluster, devices_per_host=request.devices_per_host))
+    selection = select_checks(request.checks, request.skip)
+    options = RunOptions(parallel=1, host_timeout=request.timeout)
+    sessions = Sessions(lambda _: LocalTransport())
+    started = datetime.now(timezone.utc)
+    gather = Gatherer(selection.checks, inventory, options, sessions, Overlaps([], sessions), False).gather(host)
+    sessions.close()
+    if not gather.result.reachable:
+        raise RuntimeError(" ".join(f.message for f in gather.findings) or "the gather failed")
+    return facts_file.dump(selection.checks, host, inventory.cluster, gather.outputs,
+                           started.isoformat(timespec="seconds"), gather.result.seconds,
+                           (tuple(request.checks), tuple(request.skip)))
+
+
+def _find_host(inventory: Inventory, name: str, hosts: Path) -> Host:
+    for host in inventory.hosts:
+        if name in (host.name, host.address):
+            return host
+    short = name.split(".")[0]
+    for host in inventory.hosts:
+        if short == host.name.split(".")[0]:
+            return host
+    raise UsageError(f"{name!r} is not a host of {hosts} (give this node's name there with --name)")
+
+
+def write_atomic(text: str, target: str) -> None:
+    """``text`` to ``target`` ('-': stdout) through a temporary file and a rename, so a reader of a shared
+    volume never sees half a file."""
+    if target == "-":
+        import sys
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    path = Path(target)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One ``preflight judge``: the facts files (or folders of them) and how to judge them."""
+
+    paths: Sequence[Path]
+    hosts: Path | None = None  # hosts.yaml: the hosts expected, the cluster section and the checks' parameters
+    checks: Sequence[str] = ()  # default: what the first file was gathered with
+    skip: Sequence[str] = ()
+    accelerator: str = "auto"
+    max_unhealthy: str | None = None
+    outputs: ReportOutputs | None = None
+    problems: list[str] = field(default_factory=list)  # filled in: every unreadable file, for stderr
+
+
+def facts_paths(paths: Sequence[Path]) -> list[Path]:
+    """Files as given, folders as their ``*.json`` files (sorted); a path that does not exist is a UsageError.
+
+    >>> facts_paths([Path("/nonexistent-preflight")])
+    Traceback (most recent call last):
+    ...
+    preflight.app.UsageError: /nonexistent-preflight: no such file or folder
+    """
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(p for p in path.glob("*.json") if p.is_file())
+        elif path.exists():
+            found.append(path)
+        else:
+            raise UsageError(f"{path}: no such file or folder")
+    return found
+
+
+def judge_files(request: JudgeRequest) -> Report:
+    """Read every facts file and judge them together, as ``run`` judges what it gathered."""
+    start = time.monotonic()
+    try:
+        if request.max_unhealthy is not None:
+            drain.parse_limit(request.max_unhealthy)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    loaded: list[facts_file.NodeFacts] = []
+    problems: list[Finding] = []
+    for path in facts_paths(request.paths):
+        try:
+            loaded.append(facts_file.load(path))
+        except facts_file.FactsError as exc:
+            request.problems.append(str(exc))
+            problems.append(Finding(FILE_ID, None, Status.ERROR, f"{FILE_ID}: {exc}", observed="unreadable",
+                                    remedy=f"write it again with `preflight node --facts {path.name}` on its node"))
+    if not loaded and request.hosts is None:
+        raise UsageError("no facts file could be read" + (f": {'; '.join(request.problems)}"
+                                                          if request.problems else " (none given)"))
+    inventory = _inventory(request, loaded)
+    chosen = (request.checks, request.skip) if request.checks or request.skip or not loaded \
+        else loaded[0].selection
+    selection = select_checks(*chosen)
+    gathered, more = _gathered(inventory, loaded, selection.checks)
+    names = {h.name for h in inventory.hosts}
+    problems += more + cluster_drift(inventory.cluster, [f for f in loaded if f.host.name in names])
+    passive = [c for c in selection.checks if not isinstance(c, ActiveCheck)]
+    judged = evaluate(passive, inventory, gathered, parse_facts(selection.checks, gathered), {},
+                      selection.only, selection.dropped)
+    added = [f for f in not_run(selection.checks, inventory) if _kept(f, selection.only, selection.dropped)]
+    order = {h.name: i for i, h in enumerate(inventory.hosts)}
+    findings = sorted([f for f in judged.findings if f.check != CLOCK] + added + problems,
+                      key=lambda f: (order.get(f.host or "", -1), f.check))
+    started = min((f.gathered_at for f in loaded if f.gathered_at), default="") \
+        or datetime.now(timezone.utc).isoformat(timespec="seconds")
+    report = build_report(inventory, selection.checks, gathered, Judged(findings, judged.facts), started=started,
+                          duration_s=time.monotonic() - start)
+    report = drain.apply(report, request.max_unhealthy)[0]
+    return request.outputs.with_baseline(report) if request.outputs else report
+
+
+def _inventory(request: JudgeRequest, loaded: Sequence[facts_file.NodeFacts]) -> Inventory:
+    """hosts.yaml's inventory, or the files' hosts with the first file's cluster (``--accelerator`` over it)."""
+    if request.hosts is not None:
+        return load_cluster(request.hosts, accelerator=request.accelerator)
+    hosts = list({f.host.name: f.host for f in loaded}.values())
+    common = Counter(_spec(f.cluster) for f in loaded).most_common(1)[0][0]
+    cluster = next(f.cluster for f in loaded if _spec(f.cluster) == common)  # the majority's, first of ties
+    if request.accelerator not in CHOICES:
+        raise UsageError(f"--accelerator must be one of {', '.join(CHOICES)}, not {request.accelerator!r}")
+    if request.accelerator != "auto":
+        cluster = replace(cluster, accelerator=request.accelerator,
+                          accelerator_reason=f"--accelerator {request.accelerator}")
+    return Inventory(hosts=hosts, cluster=cluster)
+
+
+def _spec(cluster: ClusterSpec) -> tuple[object, ...]:
+    return tuple(getattr(cluster, key) for key in SPEC_KEYS)
+
+
+def cluster_drift(cluster: ClusterSpec, loaded: Sequence[facts_file.NodeFacts]) -> list[Finding]:
+    """A ``facts.cluster`` warning per file gathered for another cluster than the one judged (its probes, e.g.
+    the master it resolved, are not what ``run`` would have sent).
+
+    >>> from preflight.facts_file import NodeFacts
+    >>> one = NodeFacts("n2.json", Host("n2", "n2"), ClusterSpec(master="n2"), "", 0.1, ((), ()), {})
+    >>> [f.message for f in cluster_drift(ClusterSpec(master="n1"), [one])]  # doctest: +ELLIPSIS
+    ["facts.cluster: n2.json was gathered for master 'n2' (judged with 'n1'): ..."]
+    """
+    found = []
+    want = _spec(cluster)
+    for facts in loaded:
+        diff = [f"{key} {got!r} (judged with {wanted!r})"
+                for key, got, wanted in zip(SPEC_KEYS, _spec(facts.cluster), want, strict=True)
+                if got != wanted]
+        if diff:
+            found.append(Finding(CLUSTER_ID, facts.host.name, Status.WARN, f"{CLUSTER_ID}: {facts.path} was "
+                                 f"gathered for {', '.join(diff)}: some of its probes differ from what `run` "
+                                 "would send", observed="; ".join(diff), expected="the judged cluster",
+                                 remedy="preflight node --facts FILE --hosts hosts.yaml  (the same hosts.yaml on "
+                                        "every node and for judge)"))
+    return found
+
+
+def _gathered(inventory: Inventory, loaded: Sequence[facts_file.NodeFacts], checks: Sequence[Check]
+              ) -> tuple[dict[str, HostGather], list[Finding]]:
+    """Host name -> what its file holds, as the engine's gather would have given it, plus what is amiss."""
+    problems: list[Finding] = []
+    by_host: dict[str, facts_file.NodeFacts] = {}
+    names = {h.name for h in inventory.hosts}
+    for facts in loaded:
+        name = facts.host.name
+        if name not in names:
+            problems.append(Finding(FILE_ID, None, Status.ERROR, f"{FILE_ID}: {facts.path} holds the facts of "
+                                    f"{name}, which is not a host of the inventory: not judged", observed=name))
+        elif name in by_host:
+            problems.append(Finding(FILE_ID, name, Status.ERROR, f"{FILE_ID}: {facts.path} and "
+                                    f"{by_host[name].path} both hold {name}'s facts: judged the first one",
+                                    observed=facts.path))
+        else:
+            by_host[name] = facts
+    gathered: dict[str, HostGather] = {}
+    for host in inventory.hosts:
+        found = by_host.get(host.name)
+        if found is None:
+            problems.append(Finding(FILE_ID, host.name, Status.ERROR, f"{FILE_ID}: no facts file of {host.name} "
+                                    "among those given", observed="missing", expected="a facts file",
+                                    remedy=f"preflight node --facts {host.name}.json  (on {host.name})"))
+            gathered[host.name] = HostGather(host, HostResult(host.name, host.address, False, 0.0,
+                                                              error="no facts file"))
+            continue
+        facts = found
+        missing = [c.ident for c in checks if c.ident not in facts.outputs]
+        outputs = {c.ident: facts.outputs[c.ident] for c in checks if c.ident in facts.outputs}
+        probes = sum(len(o) for o in outputs.values())
+        status, note = (Status.ERROR, f"; not gathered there: {', '.join(missing)} (gathered with other "
+                                      "--checks?)") if missing else (Status.PASS, "")
+        problems.append(Finding(FILE_ID, host.name, status, f"{FILE_ID}: {facts.path}, gathered "
+                                f"{facts.gathered_at or 'at an unknown time'} ({probes} probes in "
+                                f"{facts.seconds:.2f} s){note}", observed=facts.path))
+        gathered[host.name] = HostGather(host, HostResult(host.name, host.address, True, facts.seconds),
+                                         outputs=outputs)
+    return gathered, problems
+
+
+def not_run(checks: Sequence[Check], inventory: Inventory | None = None) -> list[Finding]:
+    """The skips for what only ``run`` can do: ``os.clock`` and every active check (an active check not for
+    this cluster's accelerator gets its usual skip instead)."""
+    found: list[Finding] = []
+    for check in checks:
+        if CLOCK in check.ids:
+            found.append(Finding(CLOCK, None, Status.SKIP, f"{CLOCK}: not judged from facts files: the clock "
+                                 "offset needs the controller's send and receive times (`preflight run` has them)",
+                                 observed=NOT_RUN))
+        if not isinstance(check, ActiveCheck):
+            continue
+        skipped = accelerator_skip(check, inventory.cluster) if inventory is not None else None
+        if skipped is not None:
+            found += skipped
+            continue
+        ident = check.ids[0]
+        found.append(Finding(ident, None, Status.SKIP, f"{ident}: not run by `preflight judge`: an active check "
+                             "connects the hosts to each other live (`preflight run` over SSH or Slurm runs it)",
+                             observed=NOT_RUN))
+    return found
+
+
+def _kept(finding: Finding, only: Sequence[str], drop: Sequence[str]) -> bool:
+    return (not only or selected(finding.check, only)) and finding.check not in drop

@@ -1,0 +1,73 @@
+"""``preflight judge``: the cross-node evaluation of facts files written by ``preflight node --facts``.
+
+Example::
+
+    $ preflight judge facts/ --hosts hosts.yaml
+    ... the report of `run` (terminal, --json, report.json/html) from node1.json node2.json ...
+
+Exit codes are ``run``'s (docs/exit-codes.md). A file that cannot be read is named on stderr with its line
+and becomes a ``facts.file`` error (exit 4 when nothing fails); the other files are still judged.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from preflight import exit_codes
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``preflight judge`` to the CLI."""
+
+    @app.command()
+    def judge(
+        paths: Annotated[list[Path], typer.Argument(help="facts files, or folders of *.json facts files")],
+        hosts: Annotated[Path | None, typer.Option("--hosts", "-H", help="hosts.yaml: the hosts expected (one "
+                                                   "without a file is an error), the cluster and check "
+                                                   "parameters; default: the files' hosts")] = None,
+        checks: Annotated[list[str] | None, typer.Option("--checks", "-c", help="judge only these (default: "
+                                                         "what the files were gathered with)")] = None,
+        skip: Annotated[list[str] | None, typer.Option("--skip", help="skip these checks or finding ids")] = None,
+        accelerator: Annotated[str, typer.Option(help="npu | gpu | cpu | auto (hosts.yaml's, else the files')")
+                               ] = "auto",
+        max_unhealthy: Annotated[str | None, typer.Option(help="N hosts or P%: past it, exit "
+                                                          f"{exit_codes.SUSPECT}, recommend no drain")] = None,
+        json_out: Annotated[bool, typer.Option("--json", help="print the JSON report instead")] = False,
+        report_dir: Annotated[Path | None, typer.Option(help="where report.json goes "
+                                                        "(default reports/<UTC time>/)")] = None,
+        junit: Annotated[Path | None, typer.Option(help="also write a JUnit XML report here")] = None,
+        prometheus: Annotated[Path | None, typer.Option(help="also write a Prometheus textfile here")] = None,
+        markdown: Annotated[Path | None, typer.Option(help="also write a Markdown summary here")] = None,
+    ) -> None:
+        """Judge facts files of many nodes together, as `run` would (active checks and os.clock: not run).
+
+        Example: preflight judge facts/ --hosts hosts.yaml
+        """
+        from preflight import app as application
+        from preflight.collect import NOT_RUN, JudgeRequest, judge_files
+        from preflight.render import console
+        from preflight.render.outputs import ReportOutputs
+
+        def split(values: list[str] | None) -> list[str]:
+            return [i.strip() for v in values or [] for i in v.split(",") if i.strip()]
+
+        request = JudgeRequest(paths=paths, hosts=hosts, checks=split(checks), skip=split(skip),
+                               accelerator=accelerator, max_unhealthy=max_unhealthy,
+                               outputs=ReportOutputs.build(junit=junit, prometheus=prometheus, markdown=markdown))
+        try:
+            report = judge_files(request)
+        except application.UsageError as exc:
+            sys.stderr.write(f"preflight: {exc}\n")
+            raise typer.Exit(exit_codes.USAGE) from None
+        for problem in request.problems:
+            sys.stderr.write(f"preflight: {problem}\n")
+        path = application.save(report, report_dir, request.outputs)
+        console.show(report, path, json_out)
+        not_run = [f.check for f in report.findings if f.observed == NOT_RUN]
+        if not_run and not json_out:
+            sys.stdout.write(f"not run (they need `preflight run`'s controller): {', '.join(not_run)}\n")
+        raise typer.Exit(exit_codes.for_report(report))
