@@ -4,6 +4,7 @@ tree, and installs checks/ as preflight.checks, never as a top-level `checks` pa
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -23,8 +24,11 @@ def source_files() -> set[str]:
 
 
 def test_wheel_maps_checks_into_the_package(tmp_path: Path) -> None:
+    src = tmp_path / "src"  # a clean copy: a build/ left in the checkout by an older build may hold removed modules
+    shutil.copytree(ROOT, src, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", "reports"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                    "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True, cwd=tmp_path)
+                    "-w", str(tmp_path), str(src)], check=True, capture_output=True, cwd=tmp_path)
     wheel = next(tmp_path.glob("cluster_preflight-*.whl"))  # the distribution name; the package is preflight
     names = zipfile.ZipFile(wheel).namelist()
     assert "preflight/checks/sysctl.py" in names and "preflight/checks/versions.py" in names
