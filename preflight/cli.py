@@ -189,8 +189,14 @@ def _opt(value: float | None) -> str:
 
 
 @app.command("list-checks")
-def list_checks() -> None:
+def list_checks(markdown: Annotated[bool, typer.Option(
+        "--markdown", help="print docs/checks.md: every check, its finding ids and parameters")] = False) -> None:
     """List the check families with one line each."""
+    if markdown:
+        from preflight.catalog import checks_markdown
+
+        print(checks_markdown(), end="")
+        return
     for check in all_checks():
         params = ", ".join(f"{k}={v!r}" for k, v in check.params.items())
         note = "" if check.by_default else "  (only with --checks)"

@@ -34,3 +34,14 @@ def cluster_fixture(tmp_path_factory: pytest.TempPathFactory, size: int, name: s
         yield cluster
     finally:
         cluster.down()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def every_report_validates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every report.json the suite's runs wrote (under pytest's temporary directory) matches the shipped JSON
+    Schema (preflight/schemas/report.schema.json): checked once, when the session ends."""
+    yield
+    from schema_check import invalid_reports
+
+    problems = invalid_reports(tmp_path_factory.getbasetemp())
+    assert not problems, "report.json files that do not match report.schema.json:\n" + "\n".join(problems)

@@ -42,9 +42,27 @@ def test_this_interpreter_matches_importlib_metadata() -> None:
         assert found[name] == expected, name
 
 
+SEEN = ("import importlib.metadata as m, json; "
+        "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))")
+
+
+def seen_by_site(python: Path) -> dict[str, str]:
+    """What the interpreter itself, with site's normal start-up, finds installed: name -> version."""
+    run = subprocess.run([str(python), "-c", SEEN], capture_output=True, text=True, timeout=60, check=True,
+                         cwd=Path(python).parent)  # not the checkout: its *.egg-info would count as installed
+    seen: dict[str, str] = json.loads(run.stdout)
+    return seen
+
+
 def test_venv_with_system_site_packages_sees_the_base_packages(venvs: dict[str, Path]) -> None:
-    assert probe(venvs["system"], "paramiko")["extra"]["paramiko"] == metadata.version("paramiko")
-    assert probe(venvs["isolated"], "paramiko")["extra"]["paramiko"] is None
+    """Both venvs were made by this interpreter; --system-site-packages adds the *base* interpreter's
+    site-packages (not a parent venv's, when the tests run from one): the probe sees what site sees."""
+    base = seen_by_site(venvs["system"])
+    assert base, "the base interpreter has no package at all: nothing to compare"
+    names = sorted({*base, *(d.metadata["Name"] for d in metadata.distributions())})
+    assert probe(venvs["system"], *names)["extra"] == {name: base.get(name) for name in names}
+    assert seen_by_site(venvs["isolated"]) == {}
+    assert set(probe(venvs["isolated"], *names)["extra"].values()) == {None}
 
 
 def test_installed_torch_build_and_cuda_are_read_without_importing_it(venvs: dict[str, Path],
