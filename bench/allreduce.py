@@ -1,18 +1,23 @@
-"""allreduce check vs. a plain torch.distributed script, and its pairwise rounds vs. the same pairs one by one.
+"""allreduce check vs. a plain torch.distributed script, its pairwise rounds vs. the same pairs one by one,
+and consecutive healthy runs (false positives).
 
 One network-namespace cluster (``tests/netns_cluster.py``, name "pfbar", subnet 18; always torn
-down) of ``--hosts`` nodes is brought up and two figures are taken on it:
+down) of ``--hosts`` nodes is brought up and three figures are taken on it:
 
 1. busbw of the pair node1<->node2 as ``preflight run --checks allreduce`` reports it (a hosts
-   file listing only those two hosts) next to a minimal gloo ``all_reduce`` script started by hand
-   over ssh on the same two hosts (same sizes, warm-up, iterations and trials; busbw = bytes /
-   time for a pair, GB = 1e9), and their ratio;
+   file listing only those two hosts), at each size of ``--sizes-mib`` (one run per size: the
+   check's figure is its largest size), next to a minimal gloo ``all_reduce`` script started by
+   hand over ssh on the same two hosts (same sizes, warm-up, iterations and trials; busbw = bytes /
+   time for a pair, GB = 1e9); medians of ``--repeat`` interleaved runs and their ratio per size;
 2. wall time of ``preflight run --checks allreduce`` on all hosts (pairwise rounds) next to the sum
-   of one ``preflight run`` per pair (2-host hosts files, one after the other), and their ratio.
+   of one ``preflight run`` per pair (2-host hosts files, one after the other), and their ratio;
+3. ``--healthy-runs`` consecutive ``preflight run --checks allreduce`` on all hosts with the
+   default ``fraction`` (0.8): every allreduce finding that is not ``pass`` or ``skip`` is a false
+   positive on this healthy cluster, counted per run.
 
 Figures are printed and written to ``bench/results/allreduce.json``. Needs root.
 
-    python bench/allreduce.py [--hosts 8] [--sizes-mib 1,4] [--repeat 3]
+    python bench/allreduce.py [--hosts 8] [--sizes-mib 4,16] [--repeat 5] [--healthy-runs 10]
 """
 
 from __future__ import annotations
@@ -160,7 +165,7 @@ def plain_busbw(cluster: NetnsCluster, a: Node, b: Node, sizes: list[int]) -> di
     return {int(k): v for k, v in result.items()}
 
 
-def bench(size: int, sizes_mib: list[float], repeat: int) -> dict[str, Any]:
+def bench(size: int, sizes_mib: list[float], repeat: int, healthy_runs: int) -> dict[str, Any]:
     """Bring the cluster up, take both figures, always tear it down."""
     sizes = [int(m * (1 << 20)) for m in sizes_mib]
     with tempfile.TemporaryDirectory(prefix="pfbar-") as tmp:
@@ -169,19 +174,21 @@ def bench(size: int, sizes_mib: list[float], repeat: int) -> dict[str, Any]:
         try:
             cluster.up()
             n1, n2 = cluster.nodes[0], cluster.nodes[1]
-            print("figure 1: node1<->node2, preflight then plain script...", file=sys.stderr)
-            pair_hosts = write_hosts(cluster, work / "pair.yaml", [n1, n2], sizes_mib)
-            pf_runs: list[float] = []
+            print("figure 1: node1<->node2, preflight then plain script, per size...", file=sys.stderr)
+            pair_hosts = {m: write_hosts(cluster, work / f"pair-{m}.yaml", [n1, n2], [m]) for m in sizes_mib}
+            pf_runs: dict[int, list[float]] = {size: [] for size in sizes}
             plain_runs: list[dict[int, float]] = []
             for r in range(repeat):  # interleaved, so that background load hits both alike
-                _, pair_findings = run_preflight(pair_hosts, work / f"r-pair{r}")
-                pf_runs.append(preflight_pair_busbw(pair_findings))
+                for m, size in zip(sizes_mib, sizes, strict=True):
+                    _, pair_findings = run_preflight(pair_hosts[m], work / f"r-pair{r}-{m}")
+                    pf_runs[size].append(preflight_pair_busbw(pair_findings))
                 plain_runs.append(plain_busbw(cluster, n1, n2, sizes))
-            pf_busbw = statistics.median(pf_runs)
-            plain = {s: statistics.median(run[s] for run in plain_runs) for s in plain_runs[0]}
-            # The check's figure is the pair's busbw at the largest size measured.
-            plain_figure = plain[max(plain)]
-            plain_figures = [run[max(run)] for run in plain_runs]
+            per_size = {}
+            for size in sizes:
+                pf, plain = statistics.median(pf_runs[size]), statistics.median(run[size] for run in plain_runs)
+                per_size[str(size)] = {"preflight_gbps": pf, "plain_gbps": plain, "ratio": pf / plain,
+                                       "preflight_runs_gbps": pf_runs[size],
+                                       "plain_runs_gbps": [run[size] for run in plain_runs]}
 
             print(f"figure 2: all {size} hosts in rounds, then every pair alone...", file=sys.stderr)
             all_hosts = write_hosts(cluster, work / "all.yaml", cluster.nodes, sizes_mib)
@@ -194,15 +201,23 @@ def bench(size: int, sizes_mib: list[float], repeat: int) -> dict[str, Any]:
                 hosts = write_hosts(cluster, work / f"p{i}.yaml", [by_name[p.host], by_name[p.peer]], sizes_mib)
                 wall, _ = run_preflight(hosts, work / f"r-p{i}")
                 seq.append({"pair": f"{p.host}<->{p.peer}", "wall_s": round(wall, 3)})
+
+            print(f"figure 3: {healthy_runs} consecutive runs on all {size} hosts...", file=sys.stderr)
+            healthy: list[dict[str, Any]] = []
+            for r in range(healthy_runs):
+                wall, findings = run_preflight(all_hosts, work / f"r-healthy{r}")
+                flagged = [f"{f.get('host')}: {f.get('check')} {f.get('status')}: {f.get('message')}"
+                           for f in findings if f.get("status") not in ("pass", "skip")]
+                pairs_measured = sum(1 for f in findings if f.get("check") == "allreduce.busbw")
+                healthy.append({"wall_s": round(wall, 3), "busbw_findings": pairs_measured, "flagged": flagged})
         finally:
             cluster.down()
     seq_total = sum(s["wall_s"] for s in seq)
     return {
         "busbw": {"pair": "node1<->node2", "sizes_mib": sizes_mib, "warmup": WARMUP, "iters": ITERS,
-                  "trials": TRIALS, "repeat": repeat, "preflight_gbps": pf_busbw,
-                  "preflight_runs_gbps": pf_runs, "plain_runs_gbps": plain_figures,
-                  "plain_gbps_by_size": {str(k): v for k, v in plain.items()}, "plain_gbps": plain_figure,
-                  "ratio_preflight_over_plain": pf_busbw / plain_figure},
+                  "trials": TRIALS, "repeat": repeat, "per_size": per_size},
+        "healthy": {"runs": healthy_runs, "hosts": size, "fraction": 0.8,
+                    "false_positives": sum(len(h["flagged"]) for h in healthy), "per_run": healthy},
         "wall": {"hosts": size, "pairs": len(pairs), "rounds": len(schedule),
                  "rounds_wall_s": round(rounds_wall, 3), "sequential_wall_s": round(seq_total, 3),
                  "sequential_runs": seq, "ratio_rounds_over_sequential": rounds_wall / seq_total},
@@ -214,27 +229,33 @@ def _runs(values: list[float]) -> str:
 
 
 def format_result(res: dict[str, Any]) -> str:
-    bw, wall = res["busbw"], res["wall"]
-    sizes = ", ".join(f"{int(k) >> 20} MiB {v:.3g}" for k, v in bw["plain_gbps_by_size"].items())
-    return "\n".join([
-        f"busbw node1<->node2 (gloo, sizes {bw['sizes_mib']} MiB, figure at the largest size, GB = 1e9, "
-        f"median of {bw['repeat']}):",
-        f"  preflight allreduce  {bw['preflight_gbps']:.3g} GB/s   (runs: {_runs(bw['preflight_runs_gbps'])})",
-        f"  plain torch script   {bw['plain_gbps']:.3g} GB/s   (runs: {_runs(bw['plain_runs_gbps'])}; "
-        f"per size: {sizes})",
-        f"  ratio preflight/plain {bw['ratio_preflight_over_plain']:.2f}  (target 0.90..1.10)",
+    bw, wall, healthy = res["busbw"], res["wall"], res["healthy"]
+    lines = [f"busbw node1<->node2 (gloo, GB = 1e9, median of {bw['repeat']} interleaved runs; target ratio "
+             "0.90..1.10):",
+             "  size     preflight   plain torch   ratio   (preflight runs | plain runs)"]
+    for size, row in bw["per_size"].items():
+        lines.append(f"  {int(size) >> 20:>3} MiB  {row['preflight_gbps']:8.3g}   {row['plain_gbps']:10.3g}   "
+                     f"{row['ratio']:5.2f}   ({_runs(row['preflight_runs_gbps'])} | {_runs(row['plain_runs_gbps'])})")
+    lines += [
         f"wall time, {wall['hosts']} hosts, {wall['pairs']} pairs:",
         f"  preflight pairwise rounds   {wall['rounds_wall_s']:.2f} s",
         f"  one preflight run per pair  {wall['sequential_wall_s']:.2f} s (sum)",
         f"  ratio rounds/sequential     {wall['ratio_rounds_over_sequential']:.2f}",
-    ])
+        f"healthy cluster, {healthy['runs']} consecutive runs on {healthy['hosts']} hosts, fraction "
+        f"{healthy['fraction']}: {healthy['false_positives']} false positive(s)",
+    ]
+    for i, run in enumerate(healthy["per_run"], 1):
+        lines.append(f"  run {i}: {run['wall_s']:.1f} s, {run['busbw_findings']} busbw findings, "
+                     f"{len(run['flagged'])} flagged" + (f": {'; '.join(run['flagged'])}" if run["flagged"] else ""))
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--hosts", type=int, default=8, help="cluster size for the wall-time figure (2..244)")
-    parser.add_argument("--sizes-mib", default="1,4", help="comma-separated all_reduce sizes in MiB")
-    parser.add_argument("--repeat", type=int, default=3, help="interleaved busbw runs of each side (median)")
+    parser.add_argument("--sizes-mib", default="4,16", help="comma-separated all_reduce sizes in MiB")
+    parser.add_argument("--repeat", type=int, default=5, help="interleaved busbw runs of each side (median)")
+    parser.add_argument("--healthy-runs", type=int, default=10, help="consecutive runs on all hosts (false positives)")
     args = parser.parse_args(argv)
     try:
         sizes_mib = [float(s) for s in args.sizes_mib.split(",") if s.strip()]
@@ -249,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     signal.signal(signal.SIGTERM, _sigterm_to_interrupt)
     try:
-        res = bench(args.hosts, sizes_mib, args.repeat)
+        res = bench(args.hosts, sizes_mib, args.repeat, max(0, args.healthy_runs))
     except KeyboardInterrupt:
         print("interrupted; cluster torn down", file=sys.stderr)
         return 130
