@@ -176,19 +176,19 @@ def bench(size: int, sizes_mib: list[float], repeat: int, healthy_runs: int) -> 
             n1, n2 = cluster.nodes[0], cluster.nodes[1]
             print("figure 1: node1<->node2, preflight then plain script, per size...", file=sys.stderr)
             pair_hosts = {m: write_hosts(cluster, work / f"pair-{m}.yaml", [n1, n2], [m]) for m in sizes_mib}
-            pf_runs: dict[int, list[float]] = {size: [] for size in sizes}
+            pf_runs: dict[int, list[float]] = {nbytes: [] for nbytes in sizes}
             plain_runs: list[dict[int, float]] = []
             for r in range(repeat):  # interleaved, so that background load hits both alike
-                for m, size in zip(sizes_mib, sizes, strict=True):
+                for m, nbytes in zip(sizes_mib, sizes, strict=True):
                     _, pair_findings = run_preflight(pair_hosts[m], work / f"r-pair{r}-{m}")
-                    pf_runs[size].append(preflight_pair_busbw(pair_findings))
+                    pf_runs[nbytes].append(preflight_pair_busbw(pair_findings))
                 plain_runs.append(plain_busbw(cluster, n1, n2, sizes))
             per_size = {}
-            for size in sizes:
-                pf, plain = statistics.median(pf_runs[size]), statistics.median(run[size] for run in plain_runs)
-                per_size[str(size)] = {"preflight_gbps": pf, "plain_gbps": plain, "ratio": pf / plain,
-                                       "preflight_runs_gbps": pf_runs[size],
-                                       "plain_runs_gbps": [run[size] for run in plain_runs]}
+            for nbytes in sizes:
+                pf, plain = statistics.median(pf_runs[nbytes]), statistics.median(run[nbytes] for run in plain_runs)
+                per_size[str(nbytes)] = {"preflight_gbps": pf, "plain_gbps": plain, "ratio": pf / plain,
+                                         "preflight_runs_gbps": pf_runs[nbytes],
+                                         "plain_runs_gbps": [run[nbytes] for run in plain_runs]}
 
             print(f"figure 2: all {size} hosts in rounds, then every pair alone...", file=sys.stderr)
             all_hosts = write_hosts(cluster, work / "all.yaml", cluster.nodes, sizes_mib)
