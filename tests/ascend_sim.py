@@ -105,3 +105,10 @@ def simulated_cluster(cluster_fixture: Callable[..., Iterator[NetnsCluster]],
         finally:
             for node in built.nodes:
                 uninstall(built, node)
+
+
+def set_cann_version(cluster: NetnsCluster, node: Node | str, version: str) -> None:
+    """The CANN toolkit version ``versions`` reads on ``node`` (its ascend_toolkit_install.info)."""
+    info = cluster.ascend_root(node) / "ascend-toolkit" / "latest" / "x86_64-linux"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "ascend_toolkit_install.info").write_text(f"package_name=Ascend-cann-toolkit\nversion={version}\n")

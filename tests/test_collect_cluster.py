@@ -122,10 +122,7 @@ def test_faults_are_found_the_same_way(cluster: NetnsCluster, hosts_file: Path, 
     cluster.sysctl("node2", "net.core.somaxconn", "128")
     cluster.exec("node3", ["ip", "link", "set", "dev", "eth0", "mtu", "1400"])
     for node in cluster.nodes:
-        info = cluster.ascend_root(node) / "ascend-toolkit" / "latest" / "x86_64-linux"
-        info.mkdir(parents=True, exist_ok=True)
-        version = "8.1.RC1" if node.name == "node2" else "8.0.0"
-        (info / "ascend_toolkit_install.info").write_text(f"package_name=Ascend-cann-toolkit\nversion={version}\n")
+        ascend_sim.set_cann_version(cluster, node, "8.1.RC1" if node.name == "node2" else "8.0.0")
     try:
         (run_code, ran), (judge_code, judged) = run_and_judge(cluster, hosts_file, tmp_path)
     finally:

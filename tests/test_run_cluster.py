@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from ascend_sim import set_cann_version
 from cli_runner import preflight
 from conftest import cluster_fixture
 from netns_cluster import NetnsCluster
@@ -162,10 +163,7 @@ def test_unknown_host_keys_refused_unless_accept_new(cluster: NetnsCluster, tmp_
 
 def test_version_drift_names_the_odd_host(cluster: NetnsCluster, hosts_file: Path, tmp_path: Path) -> None:
     for node in cluster.nodes:
-        info = cluster.ascend_root(node) / "ascend-toolkit" / "latest" / "x86_64-linux"
-        info.mkdir(parents=True, exist_ok=True)
-        version = "8.1.RC1" if node.name == "node2" else "8.0.0"
-        (info / "ascend_toolkit_install.info").write_text(f"package_name=Ascend-cann-toolkit\nversion={version}\n")
+        set_cann_version(cluster, node, "8.1.RC1" if node.name == "node2" else "8.0.0")
     try:
         code, report = run_json(hosts_file, tmp_path, "--checks", "versions")
     finally:
