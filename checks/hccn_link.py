@@ -1,14 +1,18 @@
 """hccn.link: the health of every NPU's RoCE port, read with ``hccn_tool`` on each device.
 
 Per device N (0..devices_per_host-1) one batched script runs ``hccn_tool -i N -link -g``, ``-net_health -g``,
-``-lldp -g``, ``-tls -g``, ``-optical -g`` and ``-mtu -g`` (devices in parallel, each call under ``timeout``).
+``-lldp -g``, ``-tls -g``, ``-optical -g``, ``-mtu -g`` and ``-speed -g`` (devices in parallel, each call under
+``timeout``).
 ``hccn_tool`` is looked up on PATH and in ``/usr/local/Ascend/driver/tools`` (often not on PATH).
 
 Rules: link UP; net_health Success or Init (MindCluster's npu-exporter counts both as healthy; ``Detect
 ip set``, no netdetect address configured, warns with the command that sets one); an LLDP neighbour seen
 (warn when not: see ``LLDP_WHY``); TLS switch the same on every device of the cluster (both ends of a
-link must agree); optical module present; MTU the same on every device of the cluster. The cluster
-majority decides TLS and MTU; without one every device fails.
+link must agree); optical module present; MTU the same on every device of the cluster; port speed
+(``Speed: 200000 Mb/s``; ``Unknown!`` while the link is down, as MindCluster's npu-exporter reads it) the same
+on every device: a port slower than the cluster's majority fails (HCCL's ring runs at its slowest link), one
+faster warns (mixed generations). The cluster majority decides TLS, MTU and speed; without one every device
+fails (speed: warns).
 ``The command is not supported on this product.`` (stdout, exit status 13: the product lacks the feature, e.g.
 -tls/-optical/-mtu) is a ``skip`` for that op on that host, recorded in the device's ``unsupported`` list.
 
@@ -33,10 +37,10 @@ from preflight.checks.base import Check, EvalContext, Facts, finding, majority
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 
-OPS = ("link", "net_health", "lldp", "tls", "optical", "mtu")
+OPS = ("link", "net_health", "lldp", "tls", "optical", "mtu", "speed")
 
 def link_probe_calls(devices: int) -> dict[int, list[tuple[str, list[str]]]]:
-    """The six reads of hccn.link for devices 0..devices-1."""
+    """The reads of hccn.link (one per op of OPS) for devices 0..devices-1."""
     return {dev: [(op, [f"-{op}", "-g"]) for op in OPS] for dev in range(max(0, devices))}
 
 
@@ -68,7 +72,9 @@ _VALUE = {
     "tls": re.compile(r"tls\s+switch\s*\[\s*(\d+)\s*\]", re.I),
     "optical": re.compile(r"^\s*present\s*:\s*(\S.*?)\s*$", re.I | re.M),
     "mtu": re.compile(r"mtu\s*:\s*(\d+)", re.I),
+    "speed": re.compile(r"speed\s*:\s*(\d+)\s*mb/s", re.I),
 }
+SPEED_UNKNOWN = "unknown!"  # `-speed -g` on a port whose link is down (npu-exporter's hccn_tool.go)
 
 
 NOT_SUPPORTED = "the command is not supported on this product"
@@ -96,6 +102,8 @@ def parse_link_device(outputs: Mapping[str, tuple[str, int | None]], ops: Sequen
             device.setdefault("unsupported", []).append(op)  # the product lacks the feature: nothing to judge
         elif why is not None:
             errors[op] = why
+        elif op == "speed" and SPEED_UNKNOWN in out.lower():
+            device["speed"] = None  # no speed while the link is down: hccn.link.up says why
         elif op == "lldp":
             device["lldp"] = _lldp(out)
             if device["lldp"] is None and out.strip():
@@ -106,7 +114,7 @@ def parse_link_device(outputs: Mapping[str, tuple[str, int | None]], ops: Sequen
             device[op] = match[1].upper()
         elif op == "optical":
             device[op] = " ".join(match[1].lower().split())
-        elif op in ("tls", "mtu"):
+        elif op in ("tls", "mtu", "speed"):
             device[op] = int(match[1])
         else:
             device[op] = match[1]
@@ -141,11 +149,11 @@ class HccnLinkCheck(Check):
     family = "hccn"
     name = "hccn.link"
     ids = ("hccn.link", "hccn.link.up", "hccn.link.net_health", "hccn.link.lldp", "hccn.link.tls",
-           "hccn.link.optical", "hccn.link.mtu")
+           "hccn.link.optical", "hccn.link.mtu", "hccn.link.speed")
     accelerators = frozenset({"npu"})
     not_applicable = "hccn_tool checks apply to Ascend NPUs only"
     summary = ("NPU RoCE ports (hccn_tool): link UP, net_health Success, LLDP neighbour, optical module present, "
-               "TLS switch and MTU consistent across the cluster")
+               "TLS switch, MTU and port speed consistent across the cluster")
     order = 72
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
@@ -175,24 +183,24 @@ class HccnLinkCheck(Check):
             usable[host] = {}
             for dev, device in host_facts["devices"].items():
                 errors = device.get("errors") or {}
-                if len(errors) >= len(OPS) and len(set(errors.values())) == 1:  # the device as a whole is unusable
+                tried = [op for op in OPS if op in errors or device.get(op) is not None]
+                if len(tried) >= 2 and len(errors) == len(tried) and len(set(errors.values())) == 1:  # all failed alike
                     findings.append(finding(self.name, host, Status.ERROR,
                                             f"{self.name}: device {dev}: every hccn_tool call failed: "
                                             f"{next(iter(errors.values()))}", device=int(dev),
                                             remedy=f"npu-smi info; hccn_tool -i {dev} -link -g"))
                 else:
                     usable[host][dev] = device
-        tls_major = _cluster_majority(usable, "tls")
-        mtu_major = _cluster_majority(usable, "mtu")
+        majors = {op: _cluster_majority(usable, op) for op in ("tls", "mtu", "speed")}
         for host, devices in usable.items():
-            findings += self._judge_host(host, devices, tls_major, mtu_major)
+            findings += self._judge_host(host, devices, majors)
         return findings
 
-    def _judge_host(self, host: str, devices: Mapping[str, dict[str, Any]], tls_major: tuple[Any, bool],
-                    mtu_major: tuple[Any, bool]) -> list[Finding]:
+    def _judge_host(self, host: str, devices: Mapping[str, dict[str, Any]],
+                    majors: Mapping[str, tuple[Any, bool]]) -> list[Finding]:
         out: list[Finding] = []
         for op, suffix in (("link", "up"), ("net_health", "net_health"), ("lldp", "lldp"), ("tls", "tls"),
-                           ("optical", "optical"), ("mtu", "mtu")):
+                           ("optical", "optical"), ("mtu", "mtu"), ("speed", "speed")):
             check = f"{self.name}.{suffix}"
             bad: list[Finding] = []
             lacking = sorted(int(d) for d, device in devices.items() if op in (device.get("unsupported") or []))
@@ -210,13 +218,17 @@ class HccnLinkCheck(Check):
                                        f"`hccn_tool -i {n} -{op} -g`: {error}", device=n,
                                        remedy=f"hccn_tool -i {n} -{op} -g"))
                     continue
-                problem = _judge_op(check, host, n, op, device.get(op), tls_major, mtu_major)
+                if op == "speed" and device.get(op) is None:
+                    continue  # link down: no speed to compare (hccn.link.up fails it)
+                problem = _judge_op(check, host, n, op, device.get(op), majors)
                 if problem is not None:
                     bad.append(problem)
+            unread = [d for d in devices.values() if op == "speed" and d.get("speed") is None
+                      and "speed" not in (d.get("errors") or {}) and op not in (d.get("unsupported") or [])]
             if bad:
                 out += bad
-            elif len(lacking) < len(devices):
-                text = _pass_text(op, devices, tls_major, mtu_major)
+            elif len(lacking) + len(unread) < len(devices):
+                text = _pass_text(op, devices, majors)
                 out.append(finding(check, host, Status.PASS, f"{check}: {text}"))
         return out
 
@@ -227,8 +239,8 @@ def _cluster_majority(usable: Mapping[str, Mapping[str, Mapping[str, Any]]], op:
     return majority(values)
 
 
-def _judge_op(check: str, host: str, n: int, op: str, value: Any, tls_major: tuple[Any, bool],
-              mtu_major: tuple[Any, bool]) -> Finding | None:
+def _judge_op(check: str, host: str, n: int, op: str, value: Any,
+              majors: Mapping[str, tuple[Any, bool]]) -> Finding | None:
     if op == "link" and value != "UP":
         return finding(check, host, Status.FAIL,
                        f"{check}: device {n} link is {value}: HCCL cannot use this NPU's RoCE port (cable, optical "
@@ -256,8 +268,10 @@ def _judge_op(check: str, host: str, n: int, op: str, value: Any, tls_major: tup
                        f"{check}: device {n} optical module is '{value}': the port has no working transceiver",
                        observed=str(value), expected="present", device=n,
                        remedy=f"hccn_tool -i {n} -optical -g  # reseat or replace the optical module")
+    if op == "speed":
+        return _judge_speed(check, host, n, int(value), majors["speed"])
     if op in ("tls", "mtu"):
-        common, strict = tls_major if op == "tls" else mtu_major
+        common, strict = majors[op]
         if strict and value == common:
             return None
         why = "differs from the rest of the cluster" if strict else "the cluster has no majority value"
@@ -274,8 +288,27 @@ def _judge_op(check: str, host: str, n: int, op: str, value: Any, tls_major: tup
     return None
 
 
-def _pass_text(op: str, devices: Mapping[str, Mapping[str, Any]], tls_major: tuple[Any, bool],
-               mtu_major: tuple[Any, bool]) -> str:
+def _judge_speed(check: str, host: str, n: int, value: int, major: tuple[Any, bool]) -> Finding | None:
+    """A port slower than the cluster's majority fails, a faster one warns; no majority warns."""
+    common, strict = major
+    if strict and value == common:
+        return None
+    remedy = (f"hccn_tool -i {n} -speed -g; hccn_tool -i {n} -optical -g  # a port that trained below its rate: "
+              "reseat or replace the optical module or cable, check the switch port's configured speed")
+    if not strict:
+        return finding(check, host, Status.WARN, f"{check}: device {n} port speed {value} Mb/s: the cluster's "
+                       "ports run at different speeds with no majority; HCCL's ring runs at its slowest link",
+                       observed=f"{value} Mb/s", expected="one speed", device=n, remedy=remedy)
+    if value < common:
+        return finding(check, host, Status.FAIL, f"{check}: device {n} port runs at {value} Mb/s, the rest of the "
+                       f"cluster at {common} Mb/s: every collective through it runs at the slower rate",
+                       observed=f"{value} Mb/s", expected=f"{common} Mb/s (cluster majority)", device=n, remedy=remedy)
+    return finding(check, host, Status.WARN, f"{check}: device {n} port runs at {value} Mb/s, faster than the "
+                   f"cluster's {common} Mb/s (mixed port generations: the slower ports set the pace)",
+                   observed=f"{value} Mb/s", expected=f"{common} Mb/s (cluster majority)", device=n)
+
+
+def _pass_text(op: str, devices: Mapping[str, Mapping[str, Any]], majors: Mapping[str, tuple[Any, bool]]) -> str:
     ids = ("device " if len(devices) == 1 else "devices ") + _devices_text([int(d) for d in devices])
     if op == "link":
         return f"{ids}: link UP"
@@ -289,5 +322,9 @@ def _pass_text(op: str, devices: Mapping[str, Mapping[str, Any]], tls_major: tup
     if op == "optical":
         return f"{ids}: optical module present"
     if op == "tls":
-        return f"{ids}: TLS switch {tls_major[0]}, as on the rest of the cluster"
-    return f"{ids}: MTU {mtu_major[0]}, as on the rest of the cluster"
+        return f"{ids}: TLS switch {majors['tls'][0]}, as on the rest of the cluster"
+    if op == "speed":
+        read = [int(d) for d, device in devices.items() if device.get("speed") is not None]
+        return (f"{'device' if len(read) == 1 else 'devices'} {_devices_text(read)}: port speed "
+                f"{majors['speed'][0]} Mb/s, as on the rest of the cluster")
+    return f"{ids}: MTU {majors['mtu'][0]}, as on the rest of the cluster"

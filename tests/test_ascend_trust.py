@@ -151,7 +151,8 @@ def link_outputs(net_health: str, unsupported: tuple[str, ...] = ()) -> ProbeOut
                        "System Name TLV\n\tleaf-1\nEnd of LLDPDU TLV", 0),
               "tls": ("dev_id:0, tls switch[0](0:disable, 1:enable), tls preconfigured[1](0:non-preset, 1:preset), "
                       "tls alarm time threshold[60]days", 0),
-              "optical": ("optical info:\n    present              : present", 0), "mtu": ("mtu:9000", 0)}
+              "optical": ("optical info:\n    present              : present", 0), "mtu": ("mtu:9000", 0),
+              "speed": ("Speed: 200000 Mb/s", 0)}
     for op in unsupported:
         bodies[op] = ("The command is not supported on this product.", 13)
     text = f"@@tool {TOOL}\n" + "".join(f"@@call 0 {op}\n{out}\n\n@@rc 0 {rc}\n" for op, (out, rc) in bodies.items())

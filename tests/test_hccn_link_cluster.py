@@ -21,7 +21,7 @@ from netns_cluster import NetnsCluster
 pytestmark = pytest.mark.cluster
 
 DEVICES = 4  # devices_per_host: 4 instead of 8 keeps each run around a second
-SUBS = ("up", "net_health", "lldp", "tls", "optical", "mtu")
+SUBS = ("up", "net_health", "lldp", "tls", "optical", "mtu", "speed")
 
 
 def node_ips(k: int) -> list[str]:
@@ -92,6 +92,14 @@ def test_down_link_is_named(cluster: NetnsCluster, tmp_path: Path) -> None:
     assert code == 1
     assert problems(findings) == [("hccn.link.up", "node2", "fail", 1)]
     assert passed(findings) == all_passes({("hccn.link.up", "node2")})
+
+
+def test_a_port_trained_below_the_cluster_speed_is_named(cluster: NetnsCluster, tmp_path: Path) -> None:
+    code, findings = broken(cluster, tmp_path, 3, lambda s: s["devices"][1].update(speed=100000))
+    assert code == 1
+    assert problems(findings) == [("hccn.link.speed", "node3", "fail", 1)]
+    bad = next(f for f in findings if f["status"] == "fail")
+    assert bad["observed"] == "100000 Mb/s" and bad["expected"].startswith("200000 Mb/s")
 
 
 def test_socket_fail_net_health_is_named_and_explained(cluster: NetnsCluster, tmp_path: Path) -> None:
