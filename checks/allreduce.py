@@ -29,7 +29,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from preflight.allreduce.floor import pair_floors
+from preflight.allreduce.floor import npu_pair_floors, pair_floors
 from preflight.allreduce.probe import BACKENDS, TORCH_PROBE
 from preflight.allreduce.schedule import PATTERNS, Pair, plan
 from preflight.allreduce.topology import host_topology, link_class
@@ -49,7 +49,7 @@ class AllreduceCheck(ActiveCheck):
     by_default = False
     summary = "all_reduce busbw per device pair (circle schedule); names the slow link or the suspect host"
     # The intra-host link classes: nvidia-smi topo -m (gpu.devices), the NPU generation (npu: 910A's HCCS groups).
-    needs = ("gpu.devices", "npu", "gpu.fabric")  # + the RDMA line rate for the hardware floor
+    needs = ("gpu.devices", "npu", "gpu.fabric", "hccn.link")  # + the line rates for the hardware floor
     params: ClassVar[Mapping[str, Any]] = {
         "sizes_mib": [1, 4, 16, 64], "warmup": 2, "iters": 5, "trials": 3, "budget_s": 5.0,
         "init_timeout_s": 15.0, "base_port": 29600, "fraction": 0.8, "floor_gbps": 0.0,
@@ -207,7 +207,10 @@ class AllreduceCheck(ActiveCheck):
                                 self.hardware_floors(results, ctx))
 
     def hardware_floors(self, results: Sequence[PairResult], ctx: EvalContext) -> dict[int, tuple[float, str]]:
-        """gpu clusters: each inter pair's floor from its hosts' RDMA line rate (preflight.allreduce.floor)."""
+        """Each inter pair's floor from the line rate (preflight.allreduce.floor): the hosts' RDMA ports on gpu
+        clusters, the two NPUs' own RoCE ports on npu clusters; none elsewhere."""
+        if ctx.cluster.accelerator == "npu":
+            return npu_pair_floors([r.pair for r in results], ctx.other_facts.get("hccn.link", {}))
         if ctx.cluster.accelerator != "gpu":
             return {}
         fabrics = ctx.other_facts.get("gpu.fabric", {})

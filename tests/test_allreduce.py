@@ -433,3 +433,22 @@ def test_a_uniformly_slow_cluster_fails_the_floor_from_the_line_rate() -> None:
     assert not [f for f in run(unknown, {}) if f.status == Status.FAIL], "no known rate: no floor"
     cpu = context(3)
     assert not [f for f in run(cpu, {}) if f.status == Status.FAIL], "veth / no RDMA: never a hardware floor"
+
+
+def npu_link_context(n: int, speeds: dict[str, list[int | None]]) -> EvalContext:
+    """npu hosts (A2, 2 devices) whose hccn.link facts give each device's port speed in Mb/s."""
+    base = topo_context(n, 2, "npu", {"npu": "A2"})
+    links = {host: {"devices": {str(d): {"speed": s} for d, s in enumerate(per_device)}}
+             for host, per_device in speeds.items()}
+    return EvalContext(base.cluster, base.hosts, base.params, {**base.other_facts, "hccn.link": links})
+
+
+def test_npu_inter_pairs_have_a_floor_from_their_ports_speed() -> None:
+    ctx = npu_link_context(2, {"n1": [200000, 200000], "n2": [200000, 100000]})  # 0.4 x 25 GB/s = 10 GB/s
+    fails = [f for f in run(ctx, lambda p: 8.0 if p.kind == "inter" else 50.0) if f.status == Status.FAIL]
+    assert fails and all(f.device is not None for f in fails), [f.message for f in fails]
+    assert any("0.4 x the slower NPU port's speed" in (f.observed or "") for f in fails)
+    healthy = run(ctx, lambda p: 12.0 if p.kind == "inter" else 50.0)  # above both floors (10 and 5 GB/s)
+    assert not [f for f in healthy if f.status == Status.FAIL], [f.message for f in healthy if f.status != "pass"]
+    unknown = npu_link_context(2, {"n1": [None, None], "n2": [200000, 200000]})  # link down: no speed
+    assert not [f for f in run(unknown, lambda p: 0.5) if f.status == Status.FAIL], "no known speed: no floor"
