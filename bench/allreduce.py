@@ -12,8 +12,9 @@ down) of ``--hosts`` nodes is brought up and three figures are taken on it:
 2. wall time of ``preflight run --checks allreduce`` on all hosts (pairwise rounds) next to the sum
    of one ``preflight run`` per pair (2-host hosts files, one after the other), and their ratio;
 3. ``--healthy-runs`` consecutive ``preflight run --checks allreduce`` on all hosts with the
-   default ``fraction`` (0.8): every allreduce finding that is not ``pass`` or ``skip`` is a false
-   positive on this healthy cluster, counted per run.
+   default ``fraction`` (0.8): every allreduce ``fail`` or ``error`` is a false positive on this
+   healthy cluster; ``warn`` ("slow once, normal alone": a pair slow in its round and normal when
+   re-measured alone, i.e. contention) is counted apart.
 
 Figures are printed and written to ``bench/results/allreduce.json``. Needs root.
 
@@ -207,9 +208,12 @@ def bench(size: int, sizes_mib: list[float], repeat: int, healthy_runs: int) -> 
             for r in range(healthy_runs):
                 wall, findings = run_preflight(all_hosts, work / f"r-healthy{r}")
                 flagged = [f"{f.get('host')}: {f.get('check')} {f.get('status')}: {f.get('message')}"
-                           for f in findings if f.get("status") not in ("pass", "skip")]
+                           for f in findings if f.get("status") in ("fail", "error")]
+                warned = [f"{f.get('host')}: {f.get('check')} {f.get('status')}: {f.get('message')}"
+                          for f in findings if f.get("status") == "warn"]
                 pairs_measured = sum(1 for f in findings if f.get("check") == "allreduce.busbw")
-                healthy.append({"wall_s": round(wall, 3), "busbw_findings": pairs_measured, "flagged": flagged})
+                healthy.append({"wall_s": round(wall, 3), "busbw_findings": pairs_measured, "flagged": flagged,
+                                "warned": warned})
         finally:
             cluster.down()
     seq_total = sum(s["wall_s"] for s in seq)
@@ -217,7 +221,8 @@ def bench(size: int, sizes_mib: list[float], repeat: int, healthy_runs: int) -> 
         "busbw": {"pair": "node1<->node2", "sizes_mib": sizes_mib, "warmup": WARMUP, "iters": ITERS,
                   "trials": TRIALS, "repeat": repeat, "per_size": per_size},
         "healthy": {"runs": healthy_runs, "hosts": size, "fraction": 0.8,
-                    "false_positives": sum(len(h["flagged"]) for h in healthy), "per_run": healthy},
+                    "false_positives": sum(len(h["flagged"]) for h in healthy),
+                    "slow_once_warnings": sum(len(h["warned"]) for h in healthy), "per_run": healthy},
         "wall": {"hosts": size, "pairs": len(pairs), "rounds": len(schedule),
                  "rounds_wall_s": round(rounds_wall, 3), "sequential_wall_s": round(seq_total, 3),
                  "sequential_runs": seq, "ratio_rounds_over_sequential": rounds_wall / seq_total},
@@ -242,11 +247,13 @@ def format_result(res: dict[str, Any]) -> str:
         f"  one preflight run per pair  {wall['sequential_wall_s']:.2f} s (sum)",
         f"  ratio rounds/sequential     {wall['ratio_rounds_over_sequential']:.2f}",
         f"healthy cluster, {healthy['runs']} consecutive runs on {healthy['hosts']} hosts, fraction "
-        f"{healthy['fraction']}: {healthy['false_positives']} false positive(s)",
+        f"{healthy['fraction']}: {healthy['false_positives']} false positive(s) (fail or error), "
+        f"{healthy['slow_once_warnings']} 'slow once, normal alone' warning(s)",
     ]
     for i, run in enumerate(healthy["per_run"], 1):
         lines.append(f"  run {i}: {run['wall_s']:.1f} s, {run['busbw_findings']} busbw findings, "
-                     f"{len(run['flagged'])} flagged" + (f": {'; '.join(run['flagged'])}" if run["flagged"] else ""))
+                     f"{len(run['flagged'])} fail/error, {len(run['warned'])} warn"
+                     + (f": {'; '.join(run['flagged'])}" if run["flagged"] else ""))
     return "\n".join(lines)
 
 

@@ -13,7 +13,8 @@ nccl on gpu, gloo on cpu (one rank per slot).
       allreduce: {sizes_mib: [1, 4, 16], budget_s: 5, fraction: 0.8, floor_gbps: 0, confirm_max: 4}
 
 A pair below ``fraction`` of its class's reference is measured again alone (the ``confirm_max`` slowest,
-after every round): normal alone, it is a ``warn`` (contention or an ECMP collision), not a slow link.
+after every round): normal alone, it is a ``warn`` (contention or an ECMP collision), not a slow link; a
+slow pair not measured again is blamed only when it shares a host with a pair confirmed slow.
 
 Not run by default (``by_default = False``): it moves real traffic and costs seconds per round;
 ask for it with ``preflight run --checks allreduce``.
@@ -203,7 +204,8 @@ class AllreduceCheck(ActiveCheck):
                                                       self.probe_timeout(ctx))}
         return findings + judge(results, self.usable(facts, ctx), float(ctx.params["fraction"]),
                                 float(ctx.params["floor_gbps"]),
-                                self.pattern(len(self.usable(facts, ctx)), ctx), remeasured,
+                                self.pattern(len(self.usable(facts, ctx)), ctx),
+                                remeasured if later else None,  # None: no confirmation phase ran
                                 self.hardware_floors(results, ctx))
 
     def hardware_floors(self, results: Sequence[PairResult], ctx: EvalContext) -> dict[int, tuple[float, str]]:

@@ -126,14 +126,27 @@ def test_a_pair_still_slow_alone_fails_and_a_slow_host_is_still_named() -> None:
     assert [f.host for f in findings if f.status == Status.FAIL and f.peer is None] == ["n3"]
 
 
-def test_confirmations_are_capped_worst_first() -> None:
+def test_confirmations_are_capped_worst_first_and_an_unconfirmed_pair_is_not_blamed_alone() -> None:
+    """Found on the bench (10 healthy runs, 6 hosts): a pair past confirm_max, slow only from contention,
+    was failed without being measured again."""
     ctx = context(6, confirm_max=2)
     slow = {frozenset(("n1", "n2")): 0.5, frozenset(("n3", "n4")): 0.2, frozenset(("n5", "n6")): 0.3}
     findings, confirmations = run_confirmed(ctx, slow, {})
     assert confirmations == 2
-    warned = {frozenset((str(f.host), str(f.peer))) for f in findings if f.status == Status.WARN}
-    assert warned == {frozenset(("n3", "n4")), frozenset(("n5", "n6"))}, "the two slowest were measured again"
-    assert {f.host for f in findings if f.status == Status.FAIL} == {"n1", "n2"}
+    warned = {frozenset((str(f.host), str(f.peer))): f.message for f in findings if f.status == Status.WARN}
+    assert set(warned) == set(slow), "two recovered alone, the third was never measured again"
+    assert "normal alone" in warned[frozenset(("n3", "n4"))]
+    assert "not measured again alone" in warned[frozenset(("n1", "n2"))]
+    assert not [f for f in findings if f.status == Status.FAIL]
+
+
+def test_an_unconfirmed_pair_next_to_a_pair_confirmed_slow_is_still_blamed() -> None:
+    ctx = context(6, confirm_max=1)
+    slow = {frozenset(("n1", "n2")): 0.2, frozenset(("n1", "n3")): 0.5}  # n1 is bad; only n1-n2 re-measured
+    findings, confirmations = run_confirmed(ctx, slow, slow)
+    assert confirmations == 1
+    failed = {frozenset((str(f.host), str(f.peer))) for f in findings if f.status == Status.FAIL and f.peer}
+    assert failed == set(slow)
 
 
 def statuses(findings: list[Finding], check: str) -> dict[str | None, Status]:

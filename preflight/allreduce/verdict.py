@@ -139,24 +139,35 @@ def _below(result: PairResult, reference_gbps: float, fraction: float, floor_gbp
     return result.figure < fraction * reference_gbps or (floor_gbps > 0 and result.figure < floor_gbps)
 
 
-def confirm(slow: Sequence[PairResult], measured: Sequence[PairResult], remeasured: Mapping[int, PairResult],
+def confirm(slow: Sequence[PairResult], measured: Sequence[PairResult], remeasured: Mapping[int, PairResult] | None,
             fraction: float, floor_gbps: float, hardware: Mapping[int, tuple[float, str]] | None = None,
-            ) -> tuple[list[PairResult], list[tuple[PairResult, PairResult]]]:
-    """Slow pairs measured again alone: (those still slow, (first, alone) of those that recovered).
+            ) -> tuple[list[PairResult], list[tuple[PairResult, PairResult]], list[PairResult]]:
+    """Slow pairs measured again alone: (those still slow, (first, alone) of those that recovered, those left
+    unconfirmed).
 
-    A pair not measured again, or whose second run failed, stays slow: only a clean second figure at or
-    above the class reference clears it."""
+    A pair whose second run failed stays slow: only a clean second figure at or above the class reference
+    clears it. A pair not measured again (past ``confirm_max``) stays slow only when it shares a host with a
+    pair confirmed slow (that host explains it); otherwise it is left unconfirmed, never blamed. With no
+    confirmation phase at all (``remeasured`` None: ``confirm_max`` 0) every slow pair stays slow."""
+    if remeasured is None:
+        return list(slow), [], []
     still: list[PairResult] = []
     recovered: list[tuple[PairResult, PairResult]] = []
+    waiting: list[PairResult] = []
     for r in slow:
         again = remeasured.get(r.pair.index)
-        if again is None or again.error is not None or not again.busbw:
+        if again is None:
+            waiting.append(r)
+        elif again.error is not None or not again.busbw:
             still.append(r)
-            continue
-        ref = reference([o for o in measured if o.pair.group == r.pair.group], again.size)
-        (still.append(r) if _below(again, ref, fraction, _floor(r, floor_gbps, hardware))
-         else recovered.append((r, again)))
-    return still, recovered
+        else:
+            ref = reference([o for o in measured if o.pair.group == r.pair.group], again.size)
+            (still.append(r) if _below(again, ref, fraction, _floor(r, floor_gbps, hardware))
+             else recovered.append((r, again)))
+    blamed = {h for r in still for h in (r.pair.host, r.pair.peer)}
+    unconfirmed = [r for r in waiting if not {r.pair.host, r.pair.peer} & blamed]
+    still += [r for r in waiting if {r.pair.host, r.pair.peer} & blamed]
+    return still, recovered, unconfirmed
 
 
 def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, floor_gbps: float,
@@ -165,8 +176,9 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
     """Findings: allreduce.run (errors), allreduce.correct, allreduce.busbw (slow pairs, suspects), and one
     allreduce.pair pass finding with the figures of every measured pair that is not slow.
 
-    ``remeasured``: slow pairs measured again alone (pair index -> result); one that is normal alone is a
-    ``warn`` (contention or an ECMP collision), not a slow link. ``hardware``: inter pairs' floors from the
+    ``remeasured``: slow pairs measured again alone (pair index -> result; None: no confirmation phase); one
+    that is normal alone is a ``warn`` (contention or an ECMP collision), not a slow link; one not measured
+    again is blamed only next to a pair confirmed slow (see :func:`confirm`). ``hardware``: inter pairs' floors from the
     line rate (pair index -> (GB/s, how)), used where ``floor_gbps`` is not set."""
     findings: list[Finding] = []
     measured = [r for r in results if r.error is None]
@@ -188,7 +200,18 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
                 observed="wrong sum", expected="sum of rank+1", peer=p.peer, device=p.device,
                 peer_device=p.peer_device, remedy="check the devices' memory (ECC) and the driver on both hosts"))
     slow, medians = slow_pairs(measured, fraction, floor_gbps, hardware)
-    slow, recovered = confirm(slow, measured, remeasured or {}, fraction, floor_gbps, hardware)
+    slow, recovered, unconfirmed = confirm(slow, measured, remeasured, fraction, floor_gbps, hardware)
+    for r in unconfirmed:
+        p = r.pair
+        findings.append(Finding(
+            "allreduce.busbw", p.host, Status.WARN,
+            f"allreduce.busbw: pair {p.label} slow in its round ({r.figure:.3g} GB/s at {_size(r.size)}, reference "
+            f"{medians[p.index]:.3g}) and not measured again alone (only the slowest pairs are: confirm_max), "
+            "while no pair confirmed slow shares a host with it: not blamed",
+            observed=f"{r.figure:.3g} GB/s with other pairs running", expected=f">= {fraction:g} x median",
+            peer=p.peer, device=p.device, peer_device=p.peer_device,
+            remedy="raise checks.allreduce.confirm_max in hosts.yaml to re-measure more slow pairs alone",
+            **_figures(r)))
     for first, alone in recovered:
         p = first.pair
         findings.append(Finding(
