@@ -164,7 +164,7 @@ def test_binary_and_huge_input_never_crash(tmp_path: Path) -> None:
     result = explain_texts({"huge.log": read_file(log)})
     assert time.monotonic() - started < 20
     assert result.best is not None and result.best.signature.id == "hccl.ej0003" and result.best.rank == 5
-    assert explain_texts({"empty": ""}).to_dict() == {"matches": []}
+    assert explain_texts({"empty": ""}).to_dict() == {"matches": [], "notes": {"empty": "the file is empty"}}
     assert explain_texts({"junk": "\x00\x01\x02\ufffd" * 1000}).best is None
 
 
