@@ -13,10 +13,11 @@ import pytest
 
 from preflight.explain.matcher import explain_texts
 
-HELDOUT: list[dict[str, str]] = json.loads(
-    (Path(__file__).parent / "fixtures" / "explain" / "heldout" / "logs.json").read_text(encoding="utf-8"))
+FOLDER = Path(__file__).parent / "fixtures" / "explain" / "heldout"
+HELDOUT: list[dict[str, str]] = [log for name in ("logs.json", "logs2.json")
+                                 for log in json.loads((FOLDER / name).read_text(encoding="utf-8"))]
 THRESHOLD = 0.95  # issue 21's target
-MEASURED = 0.90  # 18 of 20 when the signatures were written (docs/explain.md); must not drop
+MEASURED = 0.80  # 20 of 25 (18/20 + 2/5) as measured (docs/explain.md); must not drop
 
 
 def accuracy() -> tuple[float, list[tuple[str, str, str]]]:
@@ -31,7 +32,7 @@ def accuracy() -> tuple[float, list[tuple[str, str, str]]]:
 
 
 def test_heldout_set_is_real_and_frozen() -> None:
-    assert len(HELDOUT) == 20
+    assert len(HELDOUT) == 25
     assert all(h["source"].startswith("https://github.com/") and h["excerpt"] and h["category"] for h in HELDOUT)
 
 
@@ -40,7 +41,7 @@ def test_heldout_accuracy_does_not_drop() -> None:
     assert share >= MEASURED, misses
 
 
-@pytest.mark.xfail(strict=True, reason="issue 21's 95% target is not met: 18/20 held-out logs right; the two "
+@pytest.mark.xfail(strict=True, reason="issue 21's 95% target is not met: 20/25 held-out logs right; the five "
                    "misses have no signature because no training log carried their wording")
 def test_heldout_accuracy_at_least_95_percent() -> None:
     share, misses = accuracy()

@@ -14,6 +14,7 @@ True
 
 from __future__ import annotations
 
+from preflight.explain.catalog_devices import DEVICES
 from preflight.explain.catalog_hosts import HOSTS
 from preflight.explain.catalog_nccl import NCCL
 from preflight.explain.catalog_network import NETWORK
@@ -23,6 +24,6 @@ from preflight.explain.signature import CATEGORIES, Signature
 __all__ = ["CATALOG", "CATEGORIES", "SIGNATURES", "Signature"]
 
 # In matching order: the entries of a part keep their order, as when they were one table.
-CATALOG: tuple[Signature, ...] = (*NETWORK, *HOSTS, *NCCL, *RUNTIME)
+CATALOG: tuple[Signature, ...] = (*NETWORK, *HOSTS, *NCCL, *RUNTIME, *DEVICES)
 
 SIGNATURES: dict[str, Signature] = {s.id: s for s in CATALOG}
