@@ -1,6 +1,7 @@
-"""Known failure signatures, part five (issue 21, second round): devices that are missing or unusable
-(CUDA driver too old, no visible GPU, NVML or Ascend dcmi that cannot start), device-memory allocation inside
-NCCL, RDMA memory registration through UCX, and DeepSpeed's ssh check. Each entry's source is a public log it
+"""Known failure signatures, part five (issue 21, second and third rounds): devices that are missing, busy
+or unusable (CUDA driver too old, no visible GPU, exclusive-mode GPUs, NVML or Ascend dcmi that cannot
+start), device-memory allocation inside NCCL, RDMA memory registration through UCX, DeepSpeed's ssh check,
+HCCL execution timeouts and the rendezvous heartbeat. Each entry's source is a public log it
 was written from; see ``catalog``.
 
 >>> DEVICES[0].id, DEVICES[0].category
@@ -74,4 +75,33 @@ DEVICES: tuple[Signature, ...] = (
         "Set up passwordless SSH from the launching node to every host of the hostfile (`ssh -o "
         "PasswordAuthentication=no HOST hostname` must work); preflight run --hosts hosts.yaml checks it.",
         ("os",), "https://github.com/deepspeedai/DeepSpeed/issues/4907", weight=68),
+    Signature(
+        "cuda.devices_busy", "device-mapping",
+        (r"all CUDA-capable devices are busy or unavailable", r"CUDA-capable device\(s\) is/are busy or unavailable",
+         r"cudaErrorDevicesUnavailable"),
+        "The GPU is in exclusive-process compute mode and another process already holds it (a second rank "
+        "on the same GPU, or a leftover process), or the scheduler gave this process no GPU (CUDA error 46).",
+        "Give each rank its own GPU (LOCAL_RANK -> torch.cuda.set_device) and --nproc-per-node <= GPUs; stop "
+        "leftover processes (`nvidia-smi`); check the compute mode (`nvidia-smi -q -d COMPUTE`).",
+        ("gpu.devices",), "https://github.com/pytorch/pytorch/issues/3871", weight=74),
+    Signature(
+        "hccl.exec_timeout", "hccl-timeout",
+        (r"The wait execution of the Notify register times out", r"hccl fftsplus task timeout occurred during task "
+         r"execution", r"\bEI0002\b"),
+        "An HCCL collective did not complete within HCCL_EXEC_TIMEOUT (1800 s default): another rank failed "
+        "or is stuck earlier, the ranks run different numbers of steps, or the device link lost packets.",
+        "Look for the earliest error on the other ranks first; make every rank run the same number of "
+        "collectives; check the device links (`hccn_tool -i N -link -g`); raise HCCL_EXEC_TIMEOUT only for "
+        "legitimately slow steps.",
+        ("hccn.link", "npu.processes"), "https://github.com/vllm-project/vllm-ascend/issues/1443", weight=30,
+        root_cause=False),
+    Signature(
+        "rdzv.heartbeat_failed", "rendezvous",
+        (r"has failed to send a keep-alive heartbeat to the rendezvous '\S*' due to an error of type "
+         r"Rendezvous\w*Error",),
+        "An agent could not reach the rendezvous store to send its heartbeat: the store host (the node of "
+        "--rdzv-endpoint) went away or is unreachable, so the job cannot re-rendezvous.",
+        "Check the node hosting --rdzv-endpoint and the network to it; find the first failure on that node.",
+        ("net.reachability", "net.master_resolution"), "https://github.com/pytorch/pytorch/issues/76287",
+        weight=25, root_cause=False),
 )
