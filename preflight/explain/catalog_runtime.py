@@ -125,6 +125,26 @@ RUNTIME: tuple[Signature, ...] = (
         "or a leftover process listens on it.",
         "Free the port (`ss -ltnp 'sport = :PORT'`) or pick another MASTER_PORT on every node.",
         ("ports.listening", "net.reachability"), "https://github.com/vllm-project/vllm/issues/39015", weight=80),
+    Signature(
+        "c10d.env_var_not_set", "launch-args",
+        (r"env:// rendezvous: environment variable (?:RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT|LOCAL_RANK) expected, "
+         r"but not set", r"env:// rendezvous: (?:RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT) not set",
+         r"raise _env_error\(\"(?:RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT)\"\)"),
+        "init_process_group(init_method='env://') found no RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT: the "
+        "script was started with plain `python`, not by torchrun / torch.distributed.launch / the DeepSpeed "
+        "launcher that set them.",
+        "Start it with `torchrun --nnodes N --nproc-per-node G --rdzv-endpoint HOST:PORT script.py` (or export "
+        "the four variables on every rank).",
+        (), "https://github.com/pytorch/pytorch/issues/39832", weight=78),
+    Signature(
+        "rdzv.shutdown_failed", "rendezvous",
+        (r"has failed to shutdown the rendezvous '\S*' due to an error of type Rendezvous\w*Error",),
+        "The agent could not reach the rendezvous store to close the rendezvous: the store (hosted by the "
+        "first agent on --rdzv-endpoint) is gone, e.g. another job on the node used the same endpoint and "
+        "exited.",
+        "Give every job its own --rdzv-endpoint port and --rdzv-id; find the first failure on the store's node.",
+        ("ports.listening", "net.reachability"), "https://github.com/wenet-e2e/wespeaker/issues/171", weight=24,
+        root_cause=False),
     # --- Ascend -------------------------------------------------------------------------------------
     Signature(
         "acl.set_device_507033", "driver",
