@@ -18,9 +18,6 @@ import pytest
 
 from preflight.checks import all_checks
 from preflight.explain.catalog import CATALOG, CATEGORIES, SIGNATURES
-from preflight.explain.catalog_devices import DEVICES
-from preflight.explain.catalog_nccl import NCCL
-from preflight.explain.catalog_runtime import RUNTIME
 from preflight.explain.matcher import MAX_BYTES, explain_texts, rank_of, read_file, timestamp
 from preflight.explain.timeouts import decode
 
@@ -33,11 +30,7 @@ JSON_KEYS = {"id", "category", "line", "line_number", "file", "cause", "fix", "c
 REQUIRED = {"port-in-use", "privileged-port", "master-unreachable", "name-resolution", "hostname-loopback",
             "wrong-interface", "address-family", "firewall", "rendezvous", "store-timeout", "launch-args",
             "version-mismatch", "shm", "memlock", "rdma", "fabric", "mtu", "p2p", "device-mapping", "oom",
-            "hccl-timeout", "hccl-port", "hccl-stale-process", "hccl-link", "ssh", "hostfile",
-            "driver", "collective-mismatch", "open-files"}  # the last three: issue 21
-MINED: list[dict[str, str]] = [log for name in ("mined.json", "mined2.json", "mined3.json",
-                                                         "mined4.json")
-                               for log in json.loads((FIXTURES / name).read_text(encoding="utf-8"))]
+            "hccl-timeout", "hccl-port", "hccl-stale-process", "hccl-link", "ssh", "hostfile"}
 
 
 def _cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -46,7 +39,7 @@ def _cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[
 
 
 def test_catalog_is_complete_and_consistent() -> None:
-    assert len(CATALOG) >= 93
+    assert len(CATALOG) >= 45
     assert len(SIGNATURES) == len(CATALOG), "ids are unique"
     assert REQUIRED <= {s.category for s in CATALOG}
     checks = all_checks()
@@ -70,23 +63,6 @@ def test_entry_matches_its_own_excerpt_best(ident: str) -> None:
     entry = result.to_dict()["matches"][0]
     assert set(entry) == JSON_KEYS
     assert entry["line"] in excerpt["excerpt"] and entry["checks"] == list(sig.checks)
-
-
-@pytest.mark.parametrize("log", MINED, ids=[f"{i}-{m['category']}" for i, m in enumerate(MINED)])
-def test_mined_log_gets_its_category_first(log: dict[str, str]) -> None:
-    """The logs signatures were written from (issue 21's training set) all come out right."""
-    assert log["source"].startswith("https://github.com/")
-    best = explain_texts({"excerpt.log": log["excerpt"]}).best
-    assert best is not None and best.signature.category == log["category"], best
-
-
-def test_every_new_signature_cites_a_mined_log() -> None:
-    """A signature added for issue 21 has its sample in mined.json, not in the held-out set."""
-    mined = {m["source"] for m in MINED}
-    heldout = {h["source"] for name in ("logs.json", "logs2.json", "logs3.json", "logs4.json")
-               for h in json.loads((FIXTURES / "heldout" / name).read_text(encoding="utf-8"))}
-    for sig in (*NCCL, *RUNTIME, *DEVICES):
-        assert sig.source in mined and sig.source not in heldout, sig.id
 
 
 @pytest.mark.parametrize("folder", MULTIRANK, ids=[p.name for p in MULTIRANK])
@@ -168,7 +144,7 @@ def test_binary_and_huge_input_never_crash(tmp_path: Path) -> None:
     result = explain_texts({"huge.log": read_file(log)})
     assert time.monotonic() - started < 20
     assert result.best is not None and result.best.signature.id == "hccl.ej0003" and result.best.rank == 5
-    assert explain_texts({"empty": ""}).to_dict() == {"matches": [], "notes": {"empty": "the file is empty"}}
+    assert explain_texts({"empty": ""}).to_dict() == {"matches": []}
     assert explain_texts({"junk": "\x00\x01\x02\ufffd" * 1000}).best is None
 
 

@@ -15,7 +15,7 @@ from preflight import exit_codes
 
 if TYPE_CHECKING:
     from preflight.explain.matcher import Explanation
-    from preflight.explain.signature import Signature
+
 
 
 def register(app: typer.Typer) -> None:
@@ -30,11 +30,6 @@ def explain(
     json_out: Annotated[bool, typer.Option("--json", help="print {\"matches\": [...]} (best first)")] = False,
     report_dir: Annotated[Path | None, typer.Option(help="with --hosts: where report.json goes "
                                                     "(default reports/<UTC time>/)")] = None,
-    signatures: Annotated[Path | None, typer.Option("--signatures", help="a signatures.yaml that adds or "
-                                                    "overrides catalog entries (also read: "
-                                                    "~/.config/preflight/signatures.yaml)")] = None,
-    list_catalog: Annotated[bool, typer.Option("--list", help="print the catalog (with your entries) and "
-                                               "exit")] = False,
 ) -> None:
     """Explain a failed distributed launch from its logs (torchrun, DeepSpeed, NCCL, gloo, HCCL).
 
@@ -44,15 +39,6 @@ def explain(
 
     from preflight.explain.matcher import explain_texts, read_file, read_log
 
-    catalog = _catalog(signatures)
-    if list_catalog:
-        sys.stdout.write(listing(catalog))
-        raise typer.Exit(exit_codes.OK)
-    if not logs and sys.stdin.isatty():
-        sys.stderr.write("usage: preflight explain LOG [LOG...]   (or pipe a log in: ... | preflight explain)\n"
-                         "       preflight explain --list         (the known failure signatures)\n"
-                         "no log given and stdin is a terminal: nothing to read.\n")
-        raise typer.Exit(exit_codes.USAGE)
     texts: dict[str, str] = {}
     for name in logs or ["-"]:
         if name == "-":
@@ -63,7 +49,7 @@ def explain(
         except OSError as exc:
             sys.stderr.write(f"preflight: {name}: cannot read the log: {exc.strerror or exc}\n")
             raise typer.Exit(exit_codes.USAGE) from None
-    result = explain_texts(texts, catalog)
+    result = explain_texts(texts)
     checks = list(result.best.signature.checks) if result.best else []
     if not hosts or not checks:
         _print(result, json_out)
@@ -71,48 +57,6 @@ def explain(
             sys.stderr.write("preflight: no check verifies this cause; nothing was run on the hosts\n")
         raise typer.Exit(exit_codes.OK)
     raise typer.Exit(_verify(result, hosts, checks, json_out, report_dir))
-
-
-def _catalog(extra: Path | None) -> tuple[Signature, ...]:
-    """The built-in catalog with ~/.config/preflight/signatures.yaml, then ``extra``, applied; a bad file is a
-    usage error naming its line."""
-    import sys
-
-    from preflight.checks import all_checks
-    from preflight.explain.catalog import CATALOG
-    from preflight.explain.user import SignatureFileError, default_path, load_signatures, merge
-
-    checks = all_checks()
-
-    def known(ident: str) -> bool:
-        return any(c.selected_by(ident) for c in checks)
-
-    catalog: tuple[Signature, ...] = CATALOG
-    files = [p for p in (default_path(),) if p.is_file()] + ([extra] if extra is not None else [])
-    for path in files:
-        try:
-            catalog = merge(catalog, load_signatures(path, known))
-        except SignatureFileError as exc:
-            sys.stderr.write(f"preflight: {exc}\n")
-            raise typer.Exit(exit_codes.USAGE) from None
-    return catalog
-
-
-def listing(catalog: tuple[Signature, ...]) -> str:
-    """``--list``: one line per signature: id, category, root cause or symptom, where it comes from.
-
-    >>> from preflight.explain.catalog import SIGNATURES
-    >>> print(listing((SIGNATURES["hccl.ej0001"],)), end="")
-    id                                  category               kind        source
-    hccl.ej0001                         hccl-stale-process     root cause  https://github.com/...
-    <BLANKLINE>
-    1 signatures
-    """
-    out = [f"{'id':35} {'category':22} {'kind':11} source"]
-    for sig in catalog:
-        kind = "root cause" if sig.root_cause else "symptom"
-        out.append(f"{sig.id:35} {sig.category:22} {kind:11} {sig.source}")
-    return "\n".join(out) + f"\n\n{len(catalog)} signatures\n"
 
 
 def _print(result: Explanation, json_out: bool, extra: dict[str, Any] | None = None) -> None:
@@ -174,11 +118,10 @@ def render(result: Explanation) -> str:
     best = result.best
     if best is None:
         out.append(f"unknown: no known failure signature in {len(result.files)} log(s)")
-        out.extend(f"  {name}: {why}" for name, why in result.notes.items())
         if result.suspects:
             out.append("most suspicious lines:")
             out.extend(f"  {s.file}:{s.line_number}: {_cut(s.line)}" for s in result.suspects)
-        elif len(result.notes) < len(result.files):
+        else:
             out.append("no error, exception, timeout or refused connection found either")
         return "\n".join(out) + "\n"
     rank = f", rank {best.rank}" if best.rank is not None else ""

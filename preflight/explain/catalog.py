@@ -8,22 +8,19 @@ symptom (a timeout, a reset connection) that only says some other rank failed.
 
 >>> SIGNATURES["hccl.ej0001"].category
 'hccl-stale-process'
->>> len(CATALOG) >= 80
+>>> len(CATALOG) >= 45
 True
 """
 
 from __future__ import annotations
 
-from preflight.explain.catalog_devices import DEVICES
 from preflight.explain.catalog_hosts import HOSTS
-from preflight.explain.catalog_nccl import NCCL
 from preflight.explain.catalog_network import NETWORK
-from preflight.explain.catalog_runtime import RUNTIME
 from preflight.explain.signature import CATEGORIES, Signature
 
 __all__ = ["CATALOG", "CATEGORIES", "SIGNATURES", "Signature"]
 
 # In matching order: the entries of a part keep their order, as when they were one table.
-CATALOG: tuple[Signature, ...] = (*NETWORK, *HOSTS, *NCCL, *RUNTIME, *DEVICES)
+CATALOG: tuple[Signature, ...] = (*NETWORK, *HOSTS)
 
 SIGNATURES: dict[str, Signature] = {s.id: s for s in CATALOG}

@@ -10,15 +10,14 @@ _HOSTS_FIX = "preflight run --hosts hosts.yaml verifies SSH to every host (ssh.c
 HOSTS: tuple[Signature, ...] = (
     # --- versions ------------------------------------------------------------------------------
     Signature(
-        "nccl.size_mismatch", "collective-mismatch",
+        "nccl.size_mismatch", "version-mismatch",
         (r"receiving \d+ bytes instead of \d+",),
-        "Two ranks disagree on the message size of the same operation: they call different collectives or "
-        "sizes, or differ in NCCL settings (NCCL_PROTO / NCCL_ALGO) or NCCL versions.",
-        "Make every rank issue the same collectives (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL lists them); use "
-        "the same torch/NCCL build and NCCL_* environment on every node.",
+        "Two ranks disagree on the message size of the same operation: different NCCL (or torch) versions "
+        "or different NCCL settings on the nodes.",
+        "Install the same torch/NCCL build on every node and use the same NCCL_* environment.",
         ("versions", "versions.nccl"), "https://github.com/NVIDIA/nccl/issues/1328", weight=65),
     Signature(
-        "nccl.collective_mismatch", "collective-mismatch",
+        "nccl.collective_mismatch", "version-mismatch",
         (r"collective mismatch error, local size \d+ remote size \d+",),
         "The two ends of a NET/IB transfer have different sizes: mismatched NCCL versions or "
         "configuration between the nodes (or ranks calling different collectives).",
@@ -74,8 +73,7 @@ HOSTS: tuple[Signature, ...] = (
         ("hccn.link",), "https://github.com/horovod/horovod/issues/685", weight=12, root_cause=False),
     Signature(
         "nccl.ib_completion_error", "fabric",
-        (r"NET/IB\w* ?: ?Got completion from peer \S+ with (?:status=|error )\d+",
-         r"NET/IB : Got completion with error \d+, opcode \d+"),
+        (r"NET/IB : Got completion from peer \S+ with (?:status=|error )\d+",),
         "An RDMA work request failed on the fabric (status 12 = transport retry counter exceeded: the "
         "peer or a link/switch port did not answer; 4/5 = local protection/flush after a failure).",
         "Check the links and switch ports between the named peers (`ibstat`, port counters) and the peer "

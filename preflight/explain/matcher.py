@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -133,20 +133,16 @@ class Explanation:
     matches: list[Match] = field(default_factory=list)
     suspects: list[Suspect] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
-    notes: dict[str, str] = field(default_factory=dict)  # file -> why it holds nothing to match (empty, binary)
 
     @property
     def best(self) -> Match | None:
         return self.matches[0] if self.matches else None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"matches": [...]}``, best first; an unknown log gives its suspicious lines as ``unknown``;
-        ``"notes"`` (file -> reason) is added when a file is empty or binary."""
-        matches = self.matches or self.suspects
-        out: dict[str, Any] = {"matches": [m.to_dict() for m in matches]}
-        if self.notes:
-            out["notes"] = dict(self.notes)
-        return out
+        """``{"matches": [...]}``, best first; an unknown log gives its suspicious lines as ``unknown``."""
+        if self.matches:
+            return {"matches": [m.to_dict() for m in self.matches]}
+        return {"matches": [s.to_dict() for s in self.suspects]}
 
 
 def sort_key(m: Match) -> tuple[bool, bool, tuple[int, int, float], int, int, int]:
@@ -226,35 +222,15 @@ def suspicious(lines: list[str], file: str, limit: int = 5) -> list[Suspect]:
     return ranked[:limit]
 
 
-def not_text(text: str) -> str | None:
-    """Why a file's content cannot hold a log line (empty, whitespace, binary), or None for text.
-
-    >>> not_text(""), not_text("\\x00\\ufffd" * 50 + "ok"), not_text("boom") is None
-    ('the file is empty', 'it looks binary: 98% of it is NUL or undecodable bytes, not log text', True)
-    """
-    if not text:
-        return "the file is empty"
-    if not text.strip():
-        return "the file holds only blank lines"
-    bad = sum(1 for ch in text if ch in "\x00\ufffd" or (ch < " " and ch not in "\t\n\r"))
-    if bad / len(text) > 0.3:
-        return f"it looks binary: {100 * bad // len(text)}% of it is NUL or undecodable bytes, not log text"
-    return None
-
-
-def explain_texts(texts: Mapping[str, str], signatures: Sequence[Signature] = CATALOG) -> Explanation:
-    """Explain already-read logs, ``{file name: text}`` (one file per rank), in the given order, against
-    ``signatures`` (the built-in catalog, or it merged with the user's entries)."""
+def explain_texts(texts: Mapping[str, str]) -> Explanation:
+    """Explain already-read logs, ``{file name: text}`` (one file per rank), in the given order."""
     result = Explanation(files=list(texts))
     all_matches: list[Match] = []
     per_file_lines: list[tuple[str, list[str]]] = []
     for index, (name, text) in enumerate(texts.items()):
         lines = _lines(text)
         per_file_lines.append((name, lines))
-        all_matches.extend(match_lines(lines, name, index, signatures))
-        reason = not_text(text)
-        if reason:
-            result.notes[name] = reason
+        all_matches.extend(match_lines(lines, name, index))
     result.matches = _order(all_matches)
     if not result.matches:
         suspects = [s for name, lines in per_file_lines for s in suspicious(lines, name)]
