@@ -70,3 +70,12 @@ def test_symptom_after_root_cause_in_one_log_names_the_root_cause() -> None:
     mixed = reset["excerpt"] + next(log for log in CORPUS if "MGFN" in log["source"])["excerpt"]
     best = explain_texts({"rank15.log": mixed}).best
     assert best is not None and best.signature.category == "oom"
+
+
+def test_docs_carry_the_generated_coverage_tables() -> None:
+    from preflight.explain.coverage import by_category, by_library
+
+    docs = (Path(__file__).parent.parent / "docs" / "explain.md").read_text(encoding="utf-8")
+    assert by_library() in docs and by_category() in docs
+    right = round(accuracy(HELDOUT) * len(HELDOUT))
+    assert f"{right} of {len(HELDOUT)} ({right / len(HELDOUT):.1%})" in docs
