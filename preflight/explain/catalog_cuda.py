@@ -95,6 +95,20 @@ CUDA: tuple[Signature, ...] = (
         "nouveau; in containers start with --gpus all / the NVIDIA runtime.",
         _DRIVER, "https://github.com/ci-for-research/self-hosted-runners/issues/40", weight=90),
     Signature(
+        "nvidia_container.no_nvml", "driver",
+        (r"nvidia-container-cli: initialization error: load library failed: libnvidia-ml\.so\.1",),
+        "The NVIDIA container runtime found no driver library (libnvidia-ml.so.1) on the host: the driver "
+        "is not installed or not visible to the container runtime.",
+        "Install the NVIDIA driver on the host and configure the NVIDIA container toolkit for the runtime.",
+        _DRIVER, "https://github.com/ameli/manylinux-cuda/issues/5", weight=90),
+    Signature(
+        "nvrm.no_adapter_probed", "driver",
+        (r"NVRM: No NVIDIA graphics adapter probed!", r"NVRM: The NVIDIA probe routine was not called"),
+        "The NVIDIA kernel module found no GPU it may drive: another driver (nouveau) owns the cards, or "
+        "the module does not support them.",
+        "Blacklist nouveau, rebuild the initramfs and reboot; check `lspci -k` shows nvidia in use.",
+        _DRIVER, "https://github.com/mattshma/bigdata/issues/133", weight=90),
+    Signature(
         "nvrm.fallen_off_bus", "driver",
         (r"NVRM: Xid \([^)]*\): 79, GPU has fallen off the bus", r"NVRM: fallen off the bus"),
         "The GPU stopped answering on PCIe (Xid 79): overheating, power, a riser/slot fault or firmware; the "
@@ -141,4 +155,11 @@ CUDA: tuple[Signature, ...] = (
         "supported combination.",
         ("npu.health", "npu.processes", "versions.npu_driver", "versions.cann"),
         "https://github.com/vllm-project/vllm-ascend/issues/4284", weight=85),
+    Signature(
+        "ascend.device_id_error", "device-mapping",
+        (r"rtGetDeviceIndexByPhyId execute failed, reason=\[device id error\]",),
+        "The Ascend runtime could not map a physical NPU id to a visible device: ASCEND_RT_VISIBLE_DEVICES "
+        "(or the container's device list) does not contain the NPU the rank asked for.",
+        "Make the visible NPU list and the ranks per node agree (ASCEND_RT_VISIBLE_DEVICES, --nproc-per-node).",
+        ("npu.count", "npu.chip"), "https://github.com/vllm-project/vllm-ascend/issues/672", weight=78),
 )

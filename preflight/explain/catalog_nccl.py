@@ -107,6 +107,21 @@ NCCL: tuple[Signature, ...] = (
         "TORCH_DISTRIBUTED_DEBUG=DETAIL.",
         ("nccl.conf",), "https://github.com/NVIDIA/nccl/issues/296", weight=66),
     Signature(
+        "nccl.ring_no_loop", "collective-mismatch",
+        (r"NCCL WARN Error : ring \d+ does not loop back to start",),
+        "The ranks computed different rings (graph/rings.cc): they disagree on the topology, usually "
+        "because NCCL settings (NCCL_HOSTID, NCCL_ALGO, NCCL_TOPO_FILE...) or NCCL versions differ between "
+        "nodes.",
+        "Use the same NCCL build and the same NCCL_* environment on every rank; unset per-node overrides.",
+        ("versions.nccl", "nccl.conf"), "https://github.com/NVIDIA/nccl/issues/879", weight=60),
+    Signature(
+        "nccl.library_missing", "version-mismatch",
+        (r"libnccl\.so\.\d: cannot open shared object file",),
+        "The NCCL shared library is not installed where the program looks (LD_LIBRARY_PATH / ldconfig), "
+        "or a different major version is installed.",
+        "Install NCCL (libnccl2) matching the build, or add its lib directory to LD_LIBRARY_PATH on every node.",
+        ("versions.nccl",), "https://github.com/NVIDIA/nccl-tests/issues/85", weight=75),
+    Signature(
         "nccl.ib_collective_mismatch", "collective-mismatch",
         (r"NET/IB : collective mismatch error",),
         "The two ends of an IB transfer disagree on its size: ranks issue different collectives or use "

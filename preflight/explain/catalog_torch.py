@@ -47,6 +47,14 @@ TORCH: tuple[Signature, ...] = (
         "Rank 0 never published the NCCL unique id in the store (the `got exception` wording of torch "
         "1.11): rank 0 failed or hangs before creating its communicator.",
         _UID_FIX, (), "https://github.com/pytorch/pytorch/pull/68597", weight=18, root_cause=False),
+    Signature(
+        "c10d.tcpstore_gone", "store-timeout",
+        (r"Failed to check the \"should dump\" flag on TCPStore, \(maybe TCPStore server has shut down too "
+         r"early\)",),
+        "The TCPStore (hosted by rank 0's agent) went away while this rank's watchdog polled it: rank 0 or "
+        "its node exited first.",
+        "Look at rank 0's log for the real error.", ("net.reachability",),
+        "https://github.com/sgl-project/sglang/issues/20859", weight=12, root_cause=False),
     # --- launchers ----------------------------------------------------------------------------------
     Signature(
         "accelerate.port_in_use", "port-in-use",
