@@ -156,6 +156,13 @@ CUDA: tuple[Signature, ...] = (
         ("npu.health", "npu.processes", "versions.npu_driver", "versions.cann"),
         "https://github.com/vllm-project/vllm-ascend/issues/4284", weight=85),
     Signature(
+        "torch_npu.libhccl_missing", "driver",
+        (r"libhccl\.so: cannot open shared object file",),
+        "torch_npu cannot load HCCL from CANN: the CANN toolkit is not installed or its environment "
+        "(`source .../set_env.sh`) was not sourced in this shell / on this node.",
+        "Install CANN matching torch_npu and source its set_env.sh in the job's environment on every node.",
+        ("versions.cann", "versions.torch_npu_compat"), "https://github.com/LinZhekai/X-Oscar/issues/4", weight=85),
+    Signature(
         "ascend.device_id_error", "device-mapping",
         (r"rtGetDeviceIndexByPhyId execute failed, reason=\[device id error\]",),
         "The Ascend runtime could not map a physical NPU id to a visible device: ASCEND_RT_VISIBLE_DEVICES "

@@ -55,6 +55,29 @@ TORCH: tuple[Signature, ...] = (
         "its node exited first.",
         "Look at rank 0's log for the real error.", ("net.reachability",),
         "https://github.com/sgl-project/sglang/issues/20859", weight=12, root_cause=False),
+    Signature(
+        "c10d.env_var_missing", "launch-args",
+        (r"Error initializing torch\.distributed using env:// rendezvous: environment variable \w+ expected, but "
+         r"not set", r"env:// rendezvous: \w+ not set"),
+        "init_process_group(init_method='env://') found no MASTER_ADDR / MASTER_PORT / RANK / WORLD_SIZE: "
+        "the script was started with plain python instead of a launcher that sets them.",
+        "Start it with torchrun (or torch.distributed.launch / deepspeed / accelerate launch), or export "
+        "MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE yourself.",
+        ("net.master_resolution",), "https://github.com/pytorch/pytorch/issues/39832", weight=76),
+    Signature(
+        "c10d.port_in_use_libuv", "port-in-use",
+        (r"name: EADDRINUSE, message: address already in use",),
+        "MASTER_PORT is already taken (the libuv TCPStore server of torch 2.4+ words it `EADDRINUSE`): another "
+        "job or a leftover process listens on it.",
+        "Free the port (`ss -ltnp 'sport = :PORT'`) or pick another MASTER_PORT on every node.",
+        ("ports.listening",), "https://github.com/meta-llama/llama-models/issues/210", weight=80),
+    Signature(
+        "c10d.port_in_use_legacy", "port-in-use",
+        (r"RuntimeError: Address already in use",),
+        "MASTER_PORT is already taken (the TCPStore wording of torch before 1.11): another job or a leftover "
+        "process listens on it.",
+        "Free the port or pick another MASTER_PORT / --master_port on every node.",
+        ("ports.listening",), "https://github.com/NVIDIA/Megatron-LM/issues/343", weight=78),
     # --- launchers ----------------------------------------------------------------------------------
     Signature(
         "accelerate.port_in_use", "port-in-use",
