@@ -15,6 +15,7 @@ from preflight import exit_codes
 
 if TYPE_CHECKING:
     from preflight.explain.matcher import Explanation
+    from preflight.explain.signature import Signature
 
 
 
@@ -30,6 +31,9 @@ def explain(
     json_out: Annotated[bool, typer.Option("--json", help="print {\"matches\": [...]} (best first)")] = False,
     report_dir: Annotated[Path | None, typer.Option(help="with --hosts: where report.json goes "
                                                     "(default reports/<UTC time>/)")] = None,
+    signatures: Annotated[Path | None, typer.Option("--signatures", help="YAML file of extra signatures "
+                                                    "(added to ~/.config/preflight/signatures.yaml)")] = None,
+    list_catalog: Annotated[bool, typer.Option("--list", help="print the signature catalog and exit")] = False,
 ) -> None:
     """Explain a failed distributed launch from its logs (torchrun, DeepSpeed, NCCL, gloo, HCCL).
 
@@ -39,6 +43,14 @@ def explain(
 
     from preflight.explain.matcher import explain_texts, read_file, read_log
 
+    catalog = _catalog(signatures)
+    if list_catalog:
+        sys.stdout.write(render_catalog(catalog))
+        raise typer.Exit(exit_codes.OK)
+    if not logs and sys.stdin.isatty():
+        sys.stderr.write("usage: preflight explain LOG [LOG...]   (or pipe a log: ... | preflight explain -)\n"
+                         "       preflight explain --list          (the known failure signatures)\n")
+        raise typer.Exit(exit_codes.USAGE)
     texts: dict[str, str] = {}
     for name in logs or ["-"]:
         if name == "-":
@@ -49,7 +61,12 @@ def explain(
         except OSError as exc:
             sys.stderr.write(f"preflight: {name}: cannot read the log: {exc.strerror or exc}\n")
             raise typer.Exit(exit_codes.USAGE) from None
-    result = explain_texts(texts)
+    result = explain_texts(texts, catalog)
+    if not result.matches and not json_out:
+        for name, text in texts.items():
+            why = _unreadable(text)
+            if why:
+                sys.stderr.write(f"preflight: {name}: {why}\n")
     checks = list(result.best.signature.checks) if result.best else []
     if not hosts or not checks:
         _print(result, json_out)
@@ -57,6 +74,52 @@ def explain(
             sys.stderr.write("preflight: no check verifies this cause; nothing was run on the hosts\n")
         raise typer.Exit(exit_codes.OK)
     raise typer.Exit(_verify(result, hosts, checks, json_out, report_dir))
+
+
+def _catalog(extra: Path | None) -> tuple[Signature, ...]:
+    """The built-in catalog merged with ~/.config/preflight/signatures.yaml (if present) and ``extra``;
+    a bad file stops with a usage error naming file:line."""
+    import sys
+
+    from preflight.explain.catalog import CATALOG
+    from preflight.explain.user import UserSignatureError, default_path, load_signatures, merge
+
+    paths = [p for p in (default_path(),) if p.is_file()] + ([extra] if extra else [])
+    users: list[Signature] = []
+    try:
+        for path in paths:
+            users.extend(load_signatures(path))
+    except UserSignatureError as exc:
+        sys.stderr.write(f"preflight: {exc}\n")
+        raise typer.Exit(exit_codes.USAGE) from None
+    return merge(CATALOG, users)
+
+
+def _unreadable(text: str) -> str:
+    """Why a log cannot match anything: empty, or binary rather than text ('' when it is a text log).
+
+    >>> _unreadable(""), _unreadable("\\x00\\x01\\ufffd" * 10), _unreadable("ok")
+    ('the file is empty', 'the file looks binary (not a text log)', '')
+    """
+    if not text.strip():
+        return "the file is empty"
+    sample = text[:65536]
+    odd = sum(1 for ch in sample if ch in "\x00\ufffd" or (ord(ch) < 32 and ch not in "\n\r\t\f\v\x1b"))
+    if odd > len(sample) * 0.1:
+        return "the file looks binary (not a text log)"
+    return ""
+
+
+def render_catalog(catalog: tuple[Signature, ...]) -> str:
+    """One line per signature: id, category, where it comes from; user entries marked.
+
+    >>> from preflight.explain.catalog import CATALOG
+    >>> render_catalog(CATALOG).splitlines()[0].split()[:2]
+    ['c10d.port_in_use', 'port-in-use']
+    """
+    width = max(len(s.id) for s in catalog)
+    lines = [f"{s.id:<{width}}  {s.category:<19}  {s.source}" for s in catalog]
+    return "\n".join(lines) + f"\n{len(catalog)} signatures\n"
 
 
 def _print(result: Explanation, json_out: bool, extra: dict[str, Any] | None = None) -> None:

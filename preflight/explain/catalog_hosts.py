@@ -10,14 +10,14 @@ _HOSTS_FIX = "preflight run --hosts hosts.yaml verifies SSH to every host (ssh.c
 HOSTS: tuple[Signature, ...] = (
     # --- versions ------------------------------------------------------------------------------
     Signature(
-        "nccl.size_mismatch", "version-mismatch",
+        "nccl.size_mismatch", "collective-mismatch",
         (r"receiving \d+ bytes instead of \d+",),
         "Two ranks disagree on the message size of the same operation: different NCCL (or torch) versions "
         "or different NCCL settings on the nodes.",
         "Install the same torch/NCCL build on every node and use the same NCCL_* environment.",
         ("versions", "versions.nccl"), "https://github.com/NVIDIA/nccl/issues/1328", weight=65),
     Signature(
-        "nccl.collective_mismatch", "version-mismatch",
+        "nccl.collective_mismatch", "collective-mismatch",
         (r"collective mismatch error, local size \d+ remote size \d+",),
         "The two ends of a NET/IB transfer have different sizes: mismatched NCCL versions or "
         "configuration between the nodes (or ranks calling different collectives).",
@@ -113,7 +113,7 @@ HOSTS: tuple[Signature, ...] = (
         ("npu.count",), "https://github.com/cfzd/Ultra-Fast-Lane-Detection/issues/193", weight=78),
     Signature(
         "elastic.exit_sigkill", "oom",
-        (r"failed \(exitcode: -9\) local_rank: \d+ \(pid: \d+\)",),
+        (r"failed \(exitcode: -9\)(?: local_rank: \d+ \(pid: \d+\))?",),
         "A worker was killed with SIGKILL (exit -9): almost always the kernel OOM killer (host memory), "
         "or the scheduler's memory limit.",
         "Check `dmesg | grep -i oom` on that node; reduce host memory use (dataloader workers, CPU "

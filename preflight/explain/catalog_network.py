@@ -286,7 +286,7 @@ NETWORK: tuple[Signature, ...] = (
         when=_more_workers),
     Signature(
         "nccl.invalid_rank", "launch-args",
-        (r"Invalid rank requested : \d+/\d+",),
+        (r"Invalid rank requested(?: : \d+/\d+)?",),
         "A rank number is not below the world size: --nnodes/--nproc-per-node/--node-rank (or "
         "WORLD_SIZE/RANK) disagree between the nodes.",
         "Launch every node with the same --nnodes and --nproc-per-node, node ranks 0..nnodes-1.",

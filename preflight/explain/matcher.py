@@ -222,15 +222,17 @@ def suspicious(lines: list[str], file: str, limit: int = 5) -> list[Suspect]:
     return ranked[:limit]
 
 
-def explain_texts(texts: Mapping[str, str]) -> Explanation:
-    """Explain already-read logs, ``{file name: text}`` (one file per rank), in the given order."""
+def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CATALOG) -> Explanation:
+    """Explain already-read logs, ``{file name: text}`` (one file per rank), in the given order, against
+    ``signatures`` (the built-in catalog unless user signatures were merged in)."""
+    sigs = tuple(signatures)
     result = Explanation(files=list(texts))
     all_matches: list[Match] = []
     per_file_lines: list[tuple[str, list[str]]] = []
     for index, (name, text) in enumerate(texts.items()):
         lines = _lines(text)
         per_file_lines.append((name, lines))
-        all_matches.extend(match_lines(lines, name, index))
+        all_matches.extend(match_lines(lines, name, index, sigs))
     result.matches = _order(all_matches)
     if not result.matches:
         suspects = [s for name, lines in per_file_lines for s in suspicious(lines, name)]

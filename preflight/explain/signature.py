@@ -11,7 +11,8 @@ CATEGORIES = (
     "port-in-use", "privileged-port", "master-unreachable", "name-resolution", "hostname-loopback",
     "wrong-interface", "address-family", "firewall", "rendezvous", "store-timeout", "launch-args",
     "version-mismatch", "shm", "memlock", "rdma", "fabric", "mtu", "p2p", "device-mapping", "oom",
-    "hccl-timeout", "hccl-port", "hccl-stale-process", "hccl-link", "ssh", "hostfile", "unknown",
+    "hccl-timeout", "hccl-port", "hccl-stale-process", "hccl-link", "ssh", "hostfile", "driver",
+    "collective-mismatch", "open-files", "unknown",
 )
 
 

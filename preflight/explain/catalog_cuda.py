@@ -1,0 +1,172 @@
+"""Known failure signatures, part three: the accelerator runtime and driver (CUDA out of memory, error 802 /
+fabric manager, ECC, NVML driver/library mismatch, Xid, Ascend device start-up). Each pattern is the text the
+library itself prints (torch's c10 CUDA checks, the CUDA runtime's error strings, nvidia-smi, the NVIDIA kernel
+module, torch_npu); older and newer wordings are separate entries. See ``catalog``.
+
+>>> from preflight.explain.matcher import explain_texts
+>>> explain_texts({"r0.log": "torch.OutOfMemoryError: CUDA out of memory."}).best.signature.id
+'cuda.oom'
+"""
+
+from __future__ import annotations
+
+from preflight.explain.signature import Signature
+
+_DRIVER = ("versions.gpu_driver", "gpu.devices.driver", "gpu.devices.smi")
+_OOM_FIX = ("Lower the per-GPU batch size or sequence length, enable activation checkpointing / ZeRO / FSDP "
+            "sharding, and check `nvidia-smi` for other processes holding memory on that GPU.")
+
+CUDA: tuple[Signature, ...] = (
+    # --- out of memory (c10/cuda/CUDACachingAllocator.cpp) ---------------------------------------
+    Signature(
+        "cuda.oom", "oom",
+        (r"(?:torch\.(?:cuda\.)?)?OutOfMemoryError: CUDA out of memory",),
+        "A rank ran out of GPU memory (torch's caching allocator could not allocate); the other ranks then "
+        "fail or hang waiting for it.",
+        _OOM_FIX, ("gpu.devices.processes",), "https://github.com/carolchenyx/MGFN./issues/35", weight=88),
+    Signature(
+        "cuda.oom_legacy", "oom",
+        (r"RuntimeError: CUDA out of memory\. Tried to allocate",),
+        "A rank ran out of GPU memory (torch before 1.13 raised a plain RuntimeError); the other ranks then "
+        "fail or hang waiting for it.",
+        _OOM_FIX, ("gpu.devices.processes",), "https://github.com/pytorch/pytorch/issues/18853", weight=87),
+    Signature(
+        "cuda.oom_thc", "oom",
+        (r"cuda runtime error \(2\) : out of memory",),
+        "A rank ran out of GPU memory (THC's `cuda runtime error (2)` wording of torch before 1.0).",
+        _OOM_FIX, ("gpu.devices.processes",), "https://github.com/rowanz/neural-motifs/issues/58", weight=87),
+    Signature(
+        "cuda.error_oom", "oom",
+        (r"CUDA error: ?out of memory",),
+        "A CUDA call failed with cudaErrorMemoryAllocation (c10's `CUDA error: out of memory`): the GPU is "
+        "full, often because another process (or another rank on the same GPU) holds its memory.",
+        _OOM_FIX, ("gpu.devices.processes", "nccl.visible_devices"), "https://github.com/MIC-DKFZ/nnUNet/issues/593",
+        weight=86),
+    Signature(
+        "nccl.cuda_oom", "oom",
+        (r"NCCL WARN Cuda failure 'out of memory'", r"NCCL WARN Failed to CUDA calloc \d+ bytes"),
+        "NCCL could not allocate its GPU buffers: the GPU is full (the model, another process, or too many "
+        "NCCL channels/communicators).",
+        "Free GPU memory before the first collective (smaller batch, fewer communicators) or lower "
+        "NCCL_BUFFSIZE / NCCL_MAX_NCHANNELS; check `nvidia-smi` for other processes.",
+        ("gpu.devices.processes",), "https://github.com/NVIDIA/nccl/issues/1235", weight=86),
+    # --- CUDA error 802: cudaErrorSystemNotReady (fabric manager) -------------------------------
+    Signature(
+        "cuda.system_not_ready", "driver",
+        (r"Error 802: system not yet initialized", r"CUDA Error 802\b",
+         r"failed to initialize CUDA: system not yet initialized",
+         r"Error \([\w.-]+:\d+\): system not yet initialized"),
+        "CUDA error 802 (cudaErrorSystemNotReady): on NVSwitch systems the nvidia-fabricmanager service is "
+        "not running or does not match the driver, so no CUDA context can be created.",
+        "Install nvidia-fabricmanager of exactly the driver's version and start it; check `nvidia-smi -q | "
+        "grep -i fabric`.",
+        _DRIVER, "https://github.com/microsoft/lisa/issues/2823", weight=92),
+    # --- ECC, Xid, the kernel module -------------------------------------------------------------
+    Signature(
+        "cuda.ecc_uncorrectable", "driver",
+        (r"CUDA error: uncorrectable ECC error encountered",),
+        "The GPU reported an uncorrectable ECC memory error (cudaErrorECCUncorrectable): a hardware fault on "
+        "that GPU, not a software bug; every later run on it can fail.",
+        "Drain the node, read `nvidia-smi -q -d ECC,PAGE_RETIREMENT` and `dmesg | grep Xid`, reset the GPU "
+        "(or reboot); replace it if the errors come back.",
+        ("gpu.devices.ecc",), "https://github.com/tloen/alpaca-lora/issues/123", weight=93),
+    Signature(
+        "cuda.ecc_uncorrectable_legacy", "driver",
+        (r"cuda runtime error \(39\) : uncorrectable ECC error encountered",
+         r"CUDA_ERROR_ECC_UNCORRECTABLE"),
+        "The GPU reported an uncorrectable ECC memory error (runtime error 39 / CUDA_ERROR_ECC_UNCORRECTABLE "
+        "from the driver API): a hardware fault on that GPU.",
+        "Drain the node, check `nvidia-smi -q -d ECC` and `dmesg | grep Xid`, reset or replace the GPU.",
+        ("gpu.devices.ecc",), "https://github.com/nagadit/DeepFaceLab_Linux/issues/89", weight=93),
+    Signature(
+        "nvml.driver_mismatch", "driver",
+        (r"Failed to initialize NVML: Driver/[Ll]ibrary version mismatch", r"Driver/library version mismatch"),
+        "The loaded NVIDIA kernel module and the user-space driver libraries (libnvidia-ml) are different "
+        "versions, usually after a driver upgrade without a reboot; CUDA cannot start either.",
+        "Reboot the node (or unload and reload the nvidia modules) so the kernel module matches the installed "
+        "driver; pin the driver packages against unattended upgrades.",
+        _DRIVER, "https://github.com/Oneflow-Inc/oneflow/issues/3106", weight=94),
+    Signature(
+        "nvidia_smi.no_driver", "driver",
+        (r"NVIDIA-SMI has failed because it couldn.t communicate with the NVIDIA driver",),
+        "nvidia-smi cannot talk to the NVIDIA kernel driver: the module is not loaded (a kernel upgrade "
+        "without a rebuilt DKMS module, nouveau holding the card) or the container was started without GPUs.",
+        "Load/rebuild the driver for the running kernel (`dkms status`, `modprobe nvidia`), blacklist "
+        "nouveau; in containers start with --gpus all / the NVIDIA runtime.",
+        _DRIVER, "https://github.com/ci-for-research/self-hosted-runners/issues/40", weight=90),
+    Signature(
+        "nvidia_container.no_nvml", "driver",
+        (r"nvidia-container-cli: initialization error: load library failed: libnvidia-ml\.so\.1",),
+        "The NVIDIA container runtime found no driver library (libnvidia-ml.so.1) on the host: the driver "
+        "is not installed or not visible to the container runtime.",
+        "Install the NVIDIA driver on the host and configure the NVIDIA container toolkit for the runtime.",
+        _DRIVER, "https://github.com/ameli/manylinux-cuda/issues/5", weight=90),
+    Signature(
+        "nvrm.no_adapter_probed", "driver",
+        (r"NVRM: No NVIDIA graphics adapter probed!", r"NVRM: The NVIDIA probe routine was not called"),
+        "The NVIDIA kernel module found no GPU it may drive: another driver (nouveau) owns the cards, or "
+        "the module does not support them.",
+        "Blacklist nouveau, rebuild the initramfs and reboot; check `lspci -k` shows nvidia in use.",
+        _DRIVER, "https://github.com/mattshma/bigdata/issues/133", weight=90),
+    Signature(
+        "nvrm.fallen_off_bus", "driver",
+        (r"NVRM: Xid \([^)]*\): 79, GPU has fallen off the bus", r"NVRM: fallen off the bus"),
+        "The GPU stopped answering on PCIe (Xid 79): overheating, power, a riser/slot fault or firmware; the "
+        "driver cannot use it until a reset.",
+        "Drain the node, check temperatures, power and `dmesg`, reseat or replace the GPU, update the BIOS.",
+        _DRIVER, "https://github.com/NVIDIA/NVSentinel/issues/155", weight=95),
+    Signature(
+        "nvrm.init_adapter_failed", "driver",
+        (r"NVRM: GPU [0-9a-fA-F:.]+: RmInitAdapter failed!",),
+        "The NVIDIA kernel driver could not initialise a GPU (RmInitAdapter failed): the card, its firmware "
+        "or the driver install is broken, so CUDA sees fewer or no GPUs.",
+        "Read the NVRM lines in `dmesg`, reinstall the driver matching the kernel, reseat or replace the GPU.",
+        _DRIVER, "https://github.com/Cyridd/cmpunlocker/issues/4", weight=90),
+    Signature(
+        "nccl.cuda_unknown_error", "driver",
+        (r"Cuda failure 999 'unknown error'",),
+        "A CUDA call inside NCCL failed with error 999 (cudaErrorUnknown): the driver is in a bad state "
+        "(after an Xid, a driver upgrade without reboot, or a broken container runtime).",
+        "Check `nvidia-smi` and `dmesg | grep -i xid` on the node; reset the GPU or reboot.",
+        _DRIVER, "https://github.com/pytorch/pytorch/issues/170045", weight=70),
+    Signature(
+        "nccl.unhandled_cuda_error", "driver",
+        (r"ncclUnhandledCudaError: Call to CUDA function failed",),
+        "NCCL reports that a CUDA call failed (ncclUnhandledCudaError); the `Last error` / `Cuda failure` line "
+        "names which, usually a driver/runtime mismatch or a GPU in a bad state.",
+        "Run with NCCL_DEBUG=INFO, read the `Cuda failure N` line; check driver vs CUDA versions and "
+        "`nvidia-smi` on that node.",
+        ("versions.gpu_driver", "versions.cuda"), "https://github.com/NVIDIA/nccl/issues/1410", weight=40),
+    Signature(
+        "cuda.invalid_device_ordinal_thc", "device-mapping",
+        (r"cuda runtime error \((?:10|101)\) : invalid device ordinal",
+         r"THCudaCheck FAIL file=\S+ line=\d+ error=(?:10|101) : invalid device ordinal"),
+        "A rank asked for a GPU index that does not exist on its node (THC wording of torch before 1.8): "
+        "--nproc-per-node is larger than the visible GPUs, or CUDA_VISIBLE_DEVICES hides some.",
+        "Make --nproc-per-node equal the number of GPUs in CUDA_VISIBLE_DEVICES on every node.",
+        ("gpu.devices.count", "nccl.visible_devices"), "https://github.com/pytorch/vision/issues/2237", weight=78),
+    # --- Ascend: torch_npu cannot start the device ------------------------------------------------
+    Signature(
+        "torch_npu.set_device_507033", "driver",
+        (r"SetDevice\(device_id_\), error code is 507033",),
+        "aclrtSetDevice failed with 507033 (ACL_ERROR_RT_DEV_SETUP_ERROR): the NPU could not be started, "
+        "usually a driver/firmware/CANN mismatch or a device held by another process.",
+        "Check `npu-smi info` health and processes, and that driver, firmware and CANN versions are a "
+        "supported combination.",
+        ("npu.health", "npu.processes", "versions.npu_driver", "versions.cann"),
+        "https://github.com/vllm-project/vllm-ascend/issues/4284", weight=85),
+    Signature(
+        "torch_npu.libhccl_missing", "driver",
+        (r"libhccl\.so: cannot open shared object file",),
+        "torch_npu cannot load HCCL from CANN: the CANN toolkit is not installed or its environment "
+        "(`source .../set_env.sh`) was not sourced in this shell / on this node.",
+        "Install CANN matching torch_npu and source its set_env.sh in the job's environment on every node.",
+        ("versions.cann", "versions.torch_npu_compat"), "https://github.com/LinZhekai/X-Oscar/issues/4", weight=85),
+    Signature(
+        "ascend.device_id_error", "device-mapping",
+        (r"rtGetDeviceIndexByPhyId execute failed, reason=\[device id error\]",),
+        "The Ascend runtime could not map a physical NPU id to a visible device: ASCEND_RT_VISIBLE_DEVICES "
+        "(or the container's device list) does not contain the NPU the rank asked for.",
+        "Make the visible NPU list and the ranks per node agree (ASCEND_RT_VISIBLE_DEVICES, --nproc-per-node).",
+        ("npu.count", "npu.chip"), "https://github.com/vllm-project/vllm-ascend/issues/672", weight=78),
+)

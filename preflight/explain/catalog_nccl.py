@@ -1,0 +1,132 @@
+"""Known failure signatures, part four: NCCL's own WARN lines that the older parts do not cover (socket
+progress and resets in misc/socket.cc, IB verbs calls in misc/ibvwrap.cc, completions in transport/net_ib.cc
+and the IB plugin, shared memory in include/shm.h and misc/shmutils.cc, truncated messages in bootstrap.cc
+and transport/net_socket.cc, collective checks in init.cc). Older and newer wordings are separate entries.
+A reset or closed connection is a symptom: another rank died first. See ``catalog``.
+
+>>> from preflight.explain.matcher import explain_texts
+>>> explain_texts({"r.log": "misc/ibvwrap.cc:280 NCCL WARN Call to ibv_create_qp failed"}).best.signature.id
+'nccl.ibv_create_qp_failed'
+"""
+
+from __future__ import annotations
+
+from preflight.explain.signature import Signature
+
+_SYMPTOM_FIX = ("Look at the other ranks' logs (the earliest error) for why the peer went away: a crash, an "
+                "OOM, a kill, a reboot; then check the path between the nodes.")
+_IB = ("gpu.fabric.devices", "gpu.fabric.ports", "nccl.ib_hca")
+_SHM = ("os.shm",)
+
+NCCL: tuple[Signature, ...] = (
+    # --- sockets (misc/socket.cc): the peer went away ----------------------------------------------
+    Signature(
+        "nccl.socket_closed_by_peer", "fabric",
+        (r"socketProgress: Connection closed by remote peer",),
+        "NCCL's socket to another rank was closed by that rank: its process exited or crashed first (NCCL "
+        "2.12+ wording).",
+        _SYMPTOM_FIX, ("net.reachability",), "https://github.com/NVIDIA/nccl/issues/1612", weight=10,
+        root_cause=False),
+    Signature(
+        "nccl.net_closed_by_peer", "fabric",
+        (r"Net : Connection closed by remote peer",),
+        "NCCL's socket to another rank was closed by that rank (the wording of NCCL before 2.12 and of the "
+        "`Last error:` torch prints): the peer process exited or crashed first.",
+        _SYMPTOM_FIX, ("net.reachability",), "https://github.com/NVIDIA/nccl/issues/1514", weight=10,
+        root_cause=False),
+    Signature(
+        "nccl.socket_reset", "fabric",
+        (r"socketProgress(?:Opt)?: Call to (?:send|recv) (?:to|from) \S+ failed : Connection reset by peer",
+         r"NET/Socket : .*Connection reset by peer"),
+        "A TCP connection NCCL uses was reset by the other side: the peer process died, or a middlebox "
+        "(firewall, NAT, load balancer) dropped it.",
+        _SYMPTOM_FIX, ("net.reachability", "firewall.rules"), "https://github.com/NVIDIA/nccl/issues/1920",
+        weight=10, root_cause=False),
+    Signature(
+        "nccl.socket_broken_pipe", "fabric",
+        (r"Net : Call to (?:recv|send) (?:from|to) \S+ failed : Broken pipe",),
+        "NCCL wrote to a socket whose peer had already closed it (EPIPE): the other rank died first.",
+        _SYMPTOM_FIX, ("net.reachability",), "https://github.com/NVIDIA/nccl/issues/795", weight=10,
+        root_cause=False),
+    # --- IB verbs (misc/ibvwrap.cc) ----------------------------------------------------------------
+    Signature(
+        "nccl.ibv_create_qp_failed", "rdma",
+        (r"NCCL WARN Call to ibv_create_qp failed",),
+        "NCCL could not create an InfiniBand/RoCE queue pair: the HCA is down or in a bad state, the "
+        "container lacks the RDMA devices, or the memlock limit is too low.",
+        "Check `ibv_devinfo` (port ACTIVE), that /dev/infiniband is passed into the container, and "
+        "`ulimit -l unlimited`; or set NCCL_IB_HCA to working devices.",
+        (*_IB, "gpu.fabric.memlock"), "https://github.com/NVIDIA/nccl/issues/1129", weight=70),
+    Signature(
+        "nccl.ibv_create_cq_failed", "rdma",
+        (r"NCCL WARN Call to ibv_create_cq failed",),
+        "NCCL could not create an InfiniBand/RoCE completion queue: the HCA or its driver is unusable from "
+        "this process (missing device in the container, driver state, memlock).",
+        "Check `ibv_devinfo`, the RDMA devices in the container and `ulimit -l`.",
+        (*_IB, "gpu.fabric.memlock"), "https://github.com/NVIDIA/nccl/issues/380", weight=70),
+    # --- IB completions with an error (transport/net_ib.cc, IB plugins) ----------------------------
+    Signature(
+        "nccl.ibp_completion_error", "fabric",
+        (r"NET/IBP\s*:\s*Got completion from peer \S+ with status=\d+",),
+        "An InfiniBand/RoCE work request completed with an error status (12 = transport retry counter "
+        "exceeded): packets to the peer were lost, a link flapped, or the peer is gone (newer NCCL / IB "
+        "plugin's NET/IBP wording).",
+        "Check `ibstat` link state and error counters on both nodes and the switch; verify NCCL_IB_GID_INDEX "
+        "and the RoCE/PFC configuration.",
+        _IB, "https://github.com/NVIDIA/nccl/issues/1664", weight=56),
+    # --- shared memory (include/shm.h, misc/shmutils.cc) -------------------------------------------
+    Signature(
+        "nccl.shm_fallocate_nospace", "shm",
+        (r"Call to posix_fallocate failed : No space left on device",),
+        "/dev/shm is full or too small for NCCL's shared-memory buffers (Docker's default is 64 MiB).",
+        "Run the container with --ipc=host or --shm-size=8g (Kubernetes: an emptyDir with medium Memory on "
+        "/dev/shm), or clean stale /dev/shm/nccl-* files.",
+        _SHM, "https://github.com/NVIDIA/nccl/issues/525", weight=74),
+    Signature(
+        "nccl.shm_attach_failed", "shm",
+        (r"Error while attaching to shared memory segment",),
+        "A rank could not open the shared-memory segment another rank created: /dev/shm is not shared "
+        "between the ranks' containers, or it was cleaned (systemd RemoveIPC) under them.",
+        "Run all ranks of a node in one IPC namespace (--ipc=host) and set RemoveIPC=no in logind.conf.",
+        _SHM, "https://github.com/NVIDIA/nccl/issues/1589", weight=68),
+    # --- ranks disagree (bootstrap.cc, net_socket.cc, init.cc) --------------------------------------
+    Signature(
+        "nccl.message_truncated", "collective-mismatch",
+        (r"Message truncated : received \d+ bytes instead of \d+",),
+        "A rank received a larger message than it posted for the same step: the ranks disagree on the "
+        "collective, its size, or NCCL settings (newer wording in bootstrap.cc).",
+        "Make every rank issue the same collectives with the same sizes; use identical NCCL_* settings and "
+        "NCCL versions on all nodes (TORCH_DISTRIBUTED_DEBUG=DETAIL finds the mismatch).",
+        ("versions.nccl", "nccl.conf"), "https://github.com/NVIDIA/nccl/issues/1176", weight=64),
+    Signature(
+        "nccl.mismatched_collective", "collective-mismatch",
+        (r"NCCL WARN Mismatched collective detected",),
+        "NCCL detected ranks calling different collectives (or the same one with different sizes) at the "
+        "same point.",
+        "Find the rank that takes another code path (conditional collectives, uneven data); run with "
+        "TORCH_DISTRIBUTED_DEBUG=DETAIL.",
+        ("nccl.conf",), "https://github.com/NVIDIA/nccl/issues/296", weight=66),
+    Signature(
+        "nccl.ring_no_loop", "collective-mismatch",
+        (r"NCCL WARN Error : ring \d+ does not loop back to start",),
+        "The ranks computed different rings (graph/rings.cc): they disagree on the topology, usually "
+        "because NCCL settings (NCCL_HOSTID, NCCL_ALGO, NCCL_TOPO_FILE...) or NCCL versions differ between "
+        "nodes.",
+        "Use the same NCCL build and the same NCCL_* environment on every rank; unset per-node overrides.",
+        ("versions.nccl", "nccl.conf"), "https://github.com/NVIDIA/nccl/issues/879", weight=60),
+    Signature(
+        "nccl.library_missing", "version-mismatch",
+        (r"libnccl\.so\.\d: cannot open shared object file",),
+        "The NCCL shared library is not installed where the program looks (LD_LIBRARY_PATH / ldconfig), "
+        "or a different major version is installed.",
+        "Install NCCL (libnccl2) matching the build, or add its lib directory to LD_LIBRARY_PATH on every node.",
+        ("versions.nccl",), "https://github.com/NVIDIA/nccl-tests/issues/85", weight=75),
+    Signature(
+        "nccl.ib_collective_mismatch", "collective-mismatch",
+        (r"NET/IB : collective mismatch error",),
+        "The two ends of an IB transfer disagree on its size: ranks issue different collectives or use "
+        "different NCCL versions/settings.",
+        "Use the same NCCL build and NCCL_* settings everywhere; check that every rank calls the same "
+        "collectives.",
+        ("versions.nccl", "nccl.conf"), "https://github.com/NVIDIA/nccl/issues/531", weight=58),
+)
