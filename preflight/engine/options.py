@@ -43,12 +43,15 @@ def ssh_transport_factory(options: RunOptions) -> TransportFactory:
     """SSH to every host, except ``localhost``/``local`` with no SSH settings, which runs here directly."""
     # paramiko (~85 ms of imports) only when a run may use SSH: `preflight node` never does. Imported here, once,
     # not in the worker threads that call make().
+    from preflight.transport.jumps import JumpPool
     from preflight.transport.local import LocalTransport
     from preflight.transport.ssh import SSHTransport
 
+    jumps = JumpPool(options.connect_timeout, options.accept_new_host_keys)  # one connection per jump host
+
     def make(host: Host) -> Transport:
         if host.address in ("localhost", "local") and host.proxy_jump is None and host.port == 22 \
-                and host.identity_file is None:
+                and host.identity_file is None and host.proxy_command is None:
             return LocalTransport()
-        return SSHTransport(host, options.connect_timeout, options.accept_new_host_keys)
+        return SSHTransport(host, options.connect_timeout, options.accept_new_host_keys, jumps)
     return make
