@@ -4,6 +4,7 @@ host, and 32 targets behind one stock-``MaxStartups`` bastion over one connectio
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -92,3 +93,38 @@ def test_32_targets_behind_one_stock_bastion_use_one_connection(bastion: NetnsCl
     statuses = connect_status(report)
     assert len(statuses) == 32 and set(statuses.values()) == {"pass"}, statuses
     assert log.read_text().count("Accepted publickey") - before == 1
+
+
+def sign_host_key(cluster: NetnsCluster, node: str, ca: Path, principal: str) -> None:
+    """Give ``node``'s sshd a host certificate signed by ``ca`` for ``principal`` and restart it."""
+    key = cluster.workdir / node / "ssh_host_ed25519_key"
+    subprocess.run(["ssh-keygen", "-q", "-s", str(ca), "-I", node, "-h", "-n", principal, "-V", "-5m:+1h",
+                    f"{key}.pub"], check=True, capture_output=True)
+    config = cluster.workdir / node / "sshd_config"
+    text = config.read_text()
+    if "HostCertificate" not in text:
+        config.write_text(text + f"HostCertificate {key}-cert.pub\n")
+    cluster.stop_sshd(node)
+    cluster.start_sshd(node)
+
+
+def test_host_certificate_through_cert_authority(chain: NetnsCluster, tmp_path: Path) -> None:
+    """A known_hosts with only ``@cert-authority`` for the node: the system ssh client is chosen (and says why),
+    accepts the certificate, and refuses one from another CA or for another name."""
+    for name in ("ca", "other_ca"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / name)], check=True)
+    node = chain.node("node4")
+    known = tmp_path / "known_hosts"
+    known.write_text(f"@cert-authority {node.address} {(tmp_path / 'ca.pub').read_text()}")
+    hosts = chain.write_hosts_yaml(tmp_path / "hosts.yaml", nodes=[node], extra_defaults={"known_hosts": str(known)})
+    sign_host_key(chain, "node4", tmp_path / "ca", node.address)
+    for extra in ((), ("--transport", "openssh")):
+        report = run_json(hosts, tmp_path, *extra)
+        connect = [f for f in report["findings"] if f["check"] == "ssh.connect"]
+        assert [f["status"] for f in connect] == ["pass"], connect
+        assert "over the system ssh client (@cert-authority in" in connect[0]["message"]
+    for ca, principal in (("other_ca", node.address), ("ca", "someone-else.example")):
+        sign_host_key(chain, "node4", tmp_path / ca, principal)
+        report = run_json(hosts, tmp_path, "--transport", "openssh")
+        connect = [f for f in report["findings"] if f["check"] == "ssh.connect"]
+        assert [(f["status"], f["observed"]) for f in connect] == [("error", "hostkey-unknown")], connect

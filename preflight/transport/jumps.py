@@ -13,16 +13,27 @@ one connection to it (a stock sshd's ``MaxStartups 10:30:100`` refuses some of 6
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import paramiko
 
 from preflight.inventory import Host
 from preflight.transport.base import TransportError
 
-if TYPE_CHECKING:
-    from preflight.transport.ssh import SSHTransport
+
+class HopConnection(Protocol):
+    """A connection to one jump host (preflight.transport.ssh.SSHTransport)."""
+
+    client: paramiko.SSHClient | None
+
+    def connect(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+Connector = Callable[[Host, "JumpPool"], HopConnection]  # a hop's connection, reaching earlier hops via the pool
 
 
 def parse_hop(spec: str, default_user: str) -> tuple[str, str, int]:
@@ -38,7 +49,7 @@ def parse_hop(spec: str, default_user: str) -> tuple[str, str, int]:
 
 @dataclass
 class _Hop:
-    transport: SSHTransport
+    transport: HopConnection
     users: int = 0
     error: TransportError | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -47,7 +58,9 @@ class _Hop:
 class JumpPool:
     """The connections to the jump hosts of one run, shared by its targets (reference-counted)."""
 
-    def __init__(self, connect_timeout: float = 10.0, accept_new_host_keys: bool = False) -> None:
+    def __init__(self, connector: Connector, connect_timeout: float = 10.0, accept_new_host_keys: bool = False
+                 ) -> None:
+        self.connector = connector
         self.connect_timeout = connect_timeout
         self.accept_new_host_keys = accept_new_host_keys
         self._hops: dict[tuple[str, ...], _Hop] = {}
@@ -56,8 +69,6 @@ class JumpPool:
 
     def open(self, target: Host) -> tuple[paramiko.Channel, tuple[str, ...]]:
         """A channel to ``target`` through its ProxyJump chain, and the key to ``release`` when done."""
-        from preflight.transport.ssh import SSHTransport
-
         chain = tuple(hop.strip() for hop in (target.proxy_jump or "").split(",") if hop.strip())
         with self._lock:
             entry = self._hops.get(chain)
@@ -66,8 +77,7 @@ class JumpPool:
                 via = ",".join(chain[:-1]) or None
                 hop_host = Host(name=f"jump:{address}", address=address, user=user, port=port,
                                 identity_file=target.identity_file, known_hosts=target.known_hosts, proxy_jump=via)
-                entry = self._hops[chain] = _Hop(SSHTransport(hop_host, self.connect_timeout,
-                                                              self.accept_new_host_keys, jumps=self))
+                entry = self._hops[chain] = _Hop(self.connector(hop_host, self))
             entry.users += 1
         try:
             with entry.lock:  # the first target connects; the others wait for it (or for its error)

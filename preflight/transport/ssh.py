@@ -76,7 +76,7 @@ class SSHTransport:
         self.accept_new_host_keys = accept_new_host_keys
         self.client: paramiko.SSHClient | None = None
         # Jump hosts: shared with the run's other targets when the factory passes its pool.
-        self._jumps = jumps if jumps is not None else JumpPool(connect_timeout, accept_new_host_keys)
+        self._jumps = jumps if jumps is not None else jump_pool(connect_timeout, accept_new_host_keys)
         self._chain: tuple[str, ...] | None = None  # the jump chain this transport holds a channel through
         self._sock: socket.socket | paramiko.Channel | paramiko.ProxyCommand | None = None  # closed by close()
 
@@ -247,3 +247,10 @@ class SSHTransport:
         if self._chain is not None:
             self._jumps.release(self._chain)
             self._chain = None
+
+
+def jump_pool(connect_timeout: float = 10.0, accept_new_host_keys: bool = False) -> JumpPool:
+    """The jump hosts of one run: each hop an SSHTransport, shared by every target behind it."""
+    def hop(host: Host, pool: JumpPool) -> SSHTransport:
+        return SSHTransport(host, pool.connect_timeout, pool.accept_new_host_keys, jumps=pool)
+    return JumpPool(hop, connect_timeout, accept_new_host_keys)
