@@ -31,6 +31,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))  # this checkout's preflight, not an installed one
 
 from netns_cluster import NetnsCluster, cluster_support_problem  # noqa: E402
 from wall_time import _render, machine_info  # noqa: E402

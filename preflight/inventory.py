@@ -328,9 +328,9 @@ class _Reader:
         address, user = merged.get("address") or name, merged.get("user") or local_user()
         known_hosts = _expand_path(merged.get("known_hosts"))
         ports = [address, name] if int(port) == 22 else [f"[{address}]:{port}", f"[{name}]:{port}"]
-        ca_file = cert_authority_in([*([known_hosts] if known_hosts else []), *known_files], ports)
-        if ca_file and not reason:
-            reason = f"@cert-authority in {ca_file}"
+        marked = cert_authority_in([*([known_hosts] if known_hosts else []), *known_files], ports)
+        if marked and not reason:
+            reason = marked
         command = merged.get("proxy_command")
         return Host(
             name=name,

@@ -195,18 +195,20 @@ def expand_proxy_command(command: str, address: str, port: int, user: str) -> st
     return "".join(out)
 
 
-_CA_PATTERNS: dict[tuple[str, int, int], list[list[str]]] = {}
+_MARKERS = ("@cert-authority", "@revoked")  # known_hosts markers paramiko skips
+_MARKED: dict[tuple[str, int, int], list[tuple[str, list[str]]]] = {}
 
 
-def _ca_patterns(path: str) -> list[list[str]]:
-    """The host patterns of each ``@cert-authority`` line of a known_hosts file (cached by size and mtime)."""
+def _marked_patterns(path: str) -> list[tuple[str, list[str]]]:
+    """(marker, host patterns) of each ``@cert-authority`` / ``@revoked`` line of a known_hosts file (cached by
+    size and mtime)."""
     info = os.stat(path)
     stamp = (path, info.st_size, info.st_mtime_ns)
-    if stamp not in _CA_PATTERNS:
+    if stamp not in _MARKED:
         with open(path, encoding="utf-8", errors="replace") as handle:
-            _CA_PATTERNS[stamp] = [line.split()[1].split(",") for line in handle
-                                   if line.lstrip().startswith("@cert-authority") and len(line.split()) > 1]
-    return _CA_PATTERNS[stamp]
+            fields = (line.split() for line in handle if line.lstrip().startswith(_MARKERS))
+            _MARKED[stamp] = [(f[0], f[1].split(",")) for f in fields if len(f) > 1 and f[0] in _MARKERS]
+    return _MARKED[stamp]
 
 
 def _matches(patterns: list[str], names: Iterable[str]) -> bool:
@@ -228,8 +230,8 @@ def _matches(patterns: list[str], names: Iterable[str]) -> bool:
 
 
 def cert_authority_in(paths: Iterable[str], names: Iterable[str]) -> str | None:
-    """The first known_hosts file among ``paths`` with a ``@cert-authority`` line for one of ``names`` (host
-    certificates, which paramiko cannot verify).
+    """"MARKER in FILE" for the first ``@cert-authority`` or ``@revoked`` line among the known_hosts ``paths``
+    that applies to one of ``names`` (host certificates and revocations, which paramiko skips), else None.
 
     >>> cert_authority_in(["/nonexistent"], ["n1"]) is None
     True
@@ -237,8 +239,9 @@ def cert_authority_in(paths: Iterable[str], names: Iterable[str]) -> str | None:
     wanted = list(names)
     for path in dict.fromkeys(os.path.expanduser(p) for p in paths):
         try:
-            if any(_matches(patterns, wanted) for patterns in _ca_patterns(path)):
-                return path
+            for marker, patterns in _marked_patterns(path):
+                if _matches(patterns, wanted):
+                    return f"{marker} in {path}"
         except OSError:
             continue
     return None

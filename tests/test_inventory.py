@@ -195,3 +195,11 @@ def test_default_user_is_the_local_user_as_in_openssh() -> None:
                           timeout=60, cwd=Path(__file__).resolve().parents[1],
                           env={**os.environ, "HOME": "/nonexistent", "USER": "root", "LOGNAME": "root"})
     assert done.stdout.strip() == "nobody", done.stderr
+
+
+def test_a_revoked_key_line_sends_its_host_to_openssh(tmp_path: Path) -> None:
+    known = tmp_path / "known_hosts"
+    known.write_text("@revoked 10.0.0.7 ssh-ed25519 "
+                     "AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f\n")
+    inv = parse(f"defaults:\n  known_hosts: {known}\nhosts:\n  - name: a\n    address: 10.0.0.7\n  - b\n")
+    assert [h.openssh_reason for h in inv.hosts] == [f"@revoked in {known}", None]
