@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import shutil
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
@@ -158,7 +159,7 @@ class RunRequest:
     options: RunOptions = field(default_factory=RunOptions)
     rank_table: Path | None = None
     accelerator: str = "auto"  # npu | gpu | cpu | auto (hosts.yaml's; on this machine: detected)
-    transport: str = "auto"  # ssh | slurm | auto
+    transport: str = "auto"  # ssh | openssh | slurm | auto
     max_unhealthy: str | None = None
     outputs: ReportOutputs | None = None  # the baseline to compare with (its files are written by save)
 
@@ -185,6 +186,11 @@ def prepare(request: RunRequest) -> Engine:
     selection = select_checks(request.checks, request.skip)
     options = replace(request.options, only=selection.only, drop=selection.dropped)
     factory, batch = None, None
+    if request.transport == "openssh":  # every host over the system ssh client (preflight.transport.openssh)
+        if shutil.which("ssh") is None:
+            raise UsageError("--transport openssh: no `ssh` client on PATH")
+        inventory = replace(inventory, hosts=[replace(h, openssh_reason=h.openssh_reason or "--transport openssh")
+                                              for h in inventory.hosts])
     if use_slurm:  # one srun for every host per round: the gather, then each round of the active checks
         factory, batch = slurm_transport.slurm_transport_factory(inventory.hosts)
         options = replace(options, parallel=max(1, len(inventory.hosts)))

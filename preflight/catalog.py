@@ -127,7 +127,8 @@ _ENV = {"type": "object", "description": "the job's environment as the launch wi
 _CONNECTION = {
     "user": _SCALAR, "port": {"$ref": "#/$defs/port"}, "identity_file": _SCALAR, "known_hosts": _SCALAR,
     "python": {**_SCALAR, "description": "the interpreter for python-level probes on the node (default python3)"},
-    "proxy_jump": {**_SCALAR, "description": "[user@]host[:port]"}, "env": _ENV, "setup": _SETUP,
+    "proxy_jump": {**_SCALAR, "description": "[user@]host[:port][,...]: a ProxyJump chain"},
+    "env": _ENV, "setup": _SETUP,
 }
 
 

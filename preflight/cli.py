@@ -84,8 +84,9 @@ def run(
                                        "`sudo -n`; never asks for a password")] = False,
     accelerator: Annotated[str, typer.Option(help="npu | gpu | cpu | auto (hosts.yaml's; without --hosts: "
                                              "what npu-smi / nvidia-smi show)")] = "auto",
-    transport: Annotated[str, typer.Option(help="ssh | slurm (one srun inside the allocation) | auto (slurm "
-                                           "when --hosts slurm inside an allocation)")] = "auto",
+    transport: Annotated[str, typer.Option(help="ssh | openssh (the system ssh client, ControlMaster) | "
+                                           "slurm (one srun inside the allocation) | auto (slurm when --hosts "
+                                           "slurm inside an allocation)")] = "auto",
     max_unhealthy: Annotated[str | None, typer.Option(help="N hosts or P%: past it, suspect the check, not the "
                                                       f"nodes: exit {exit_codes.SUSPECT}, recommend no drain")] = None,
 ) -> None:

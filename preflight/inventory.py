@@ -22,6 +22,7 @@ from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
 from preflight import hostlists
 from preflight.hostlists import MAX_HOSTS, HostList, InventoryError
+from preflight.ssh_config import SSHConfigLookup, cert_authority_in, expand_proxy_command, local_user
 
 __all__ = ["ACCELERATORS", "MAX_HOSTS", "ClusterSpec", "Host", "Inventory", "InventoryError", "inventory_of",
            "load_inventory", "local_inventory", "parse_hostfile", "parse_inventory", "slurm_inventory"]
@@ -40,7 +41,11 @@ class Host:
     identity_file: str | None = None
     known_hosts: str | None = None
     python: str = "python3"
-    proxy_jump: str | None = None
+    proxy_jump: str | None = None  # the whole chain, each hop resolved: "user@addr:port,user@addr:port"
+    proxy_command: str | None = None  # tokens expanded (preflight.ssh_config.expand_proxy_command)
+    # Why only the system ssh client can reach this host (e.g. "@cert-authority in ~/.ssh/known_hosts"), or None.
+    openssh_reason: str | None = None
+    ssh_config: str | None = None  # hosts.yaml defaults.ssh_config, for the openssh transport's -F
     # Job environment as the training launch will see it (NCCL_SOCKET_IFNAME, HCCL_IF_BASE_PORT, ...).
     env: Mapping[str, str] = field(default_factory=dict)
     # Shell lines run before every python-level probe and worker (preflight.job_env), e.g. sourcing set_env.sh.
@@ -68,6 +73,7 @@ class Inventory:
     cluster: ClusterSpec
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     path: Path | None = None
+    ssh_source: str = ""  # who read the ssh config ("ssh -G (...)", or paramiko's parser and why)
 
     def host(self, name: str) -> Host:
         for host in self.hosts:
@@ -225,11 +231,14 @@ class _Reader:
         defaults = self.entry(top["defaults"][1], "defaults", _DEFAULT_KEYS) if "defaults" in top else {}
         if "hosts" not in top:
             raise self.error(root, "missing 'hosts:' (a list of host names or mappings)")
-        ssh_lookup = _ssh_config_lookup(defaults.pop("ssh_config", None))
+        ssh_config = defaults.pop("ssh_config", None)
+        ssh_lookup = SSHConfigLookup(ssh_config)
         hosts = self.hosts(top["hosts"][1], defaults, ssh_lookup)
+        if ssh_config:
+            hosts = [replace(h, ssh_config=os.path.expanduser(ssh_config)) for h in hosts]
         cluster = self.cluster(top["cluster"][1] if "cluster" in top else None, hosts)
         params = self.params(top["checks"][1], known_params) if "checks" in top else {}
-        return Inventory(hosts=hosts, cluster=cluster, params=params, path=self.path)
+        return Inventory(hosts=hosts, cluster=cluster, params=params, path=self.path, ssh_source=ssh_lookup.source)
 
     def entry(self, node: yaml.Node, what: str, allowed: Mapping[str, Any]) -> dict[str, Any]:
         """A defaults or host mapping; ``env`` becomes a dict of strings."""
@@ -260,13 +269,13 @@ class _Reader:
             lines.append(str(item.value))
         return tuple(lines)
 
-    def hosts(self, node: yaml.Node, defaults: dict[str, Any],
-              ssh_lookup: Callable[[str], dict[str, Any]]) -> list[Host]:
+    def hosts(self, node: yaml.Node, defaults: dict[str, Any], ssh_lookup: SSHConfigLookup) -> list[Host]:
         self.visit(node)
         if not isinstance(node, yaml.SequenceNode) or not node.value:
             raise self.error(node, "hosts must be a non-empty list")
-        hosts: list[Host] = []
+        items: list[tuple[yaml.Node, dict[str, Any], list[str]]] = []
         where: dict[str, int] = {}
+        count = 0
         for item in node.value:
             if isinstance(item, yaml.ScalarNode):
                 self.visit(item)
@@ -282,13 +291,19 @@ class _Reader:
                 if name in where:
                     raise self.error(item, f"duplicate host {name!r} (first on line {where[name]})")
                 where[name] = item.start_mark.line + 1
-                host = self.host(item, name, entry, defaults, ssh_lookup(name))
-                if host.proxy_jump:
-                    host = replace(host, proxy_jump=_resolve_jump(host.proxy_jump, ssh_lookup))
-                hosts.append(host)
-            if len(hosts) > MAX_HOSTS:
+            count += len(names)
+            if count > MAX_HOSTS:
                 raise self.error(item, f"more than {MAX_HOSTS} hosts")
-        return hosts
+            items.append((item, entry, names))
+        try:
+            ssh_lookup.prefetch(name for _, _, names in items for name in names)  # all hosts' `ssh -G` at once
+            hosts = [self.host(item, name, entry, defaults, ssh_lookup(name))
+                     for item, entry, names in items for name in names]
+            hops = [hop for h in hosts if h.proxy_jump for hop in _hop_names(h.proxy_jump)]
+            ssh_lookup.prefetch(hops)
+        except ValueError as exc:
+            raise InventoryError(self.path, None, str(exc)) from exc
+        return [replace(h, proxy_jump=_resolve_jump(h.proxy_jump, ssh_lookup)) if h.proxy_jump else h for h in hosts]
 
     def expand(self, node: yaml.Node, pattern: str) -> list[str]:
         if not pattern.strip():
@@ -302,21 +317,32 @@ class _Reader:
 
     def host(self, node: yaml.Node, name: str, entry: dict[str, Any], defaults: dict[str, Any],
              ssh: dict[str, Any]) -> Host:
-        # Precedence: the host's own entry, then ~/.ssh/config for that name, then defaults.
+        # Precedence: the host's own entry, then what ~/.ssh/config sets for that name, then defaults.
+        known_files: tuple[str, ...] = ssh.pop("known_hosts_files", ())
+        reason = ssh.pop("openssh_reason", None)
         merged: dict[str, Any] = {**defaults, **ssh, **{k: v for k, v in entry.items() if k != "name"}}
         merged["env"] = {**defaults.get("env", {}), **entry.get("env", {})}
         port = merged.get("port", 22)
         if not 1 <= int(port) <= 65535:
             raise self.error(node, f"port {port} out of range 1-65535")
+        address, user = merged.get("address") or name, merged.get("user") or local_user()
+        known_hosts = _expand_path(merged.get("known_hosts"))
+        ports = [address, name] if int(port) == 22 else [f"[{address}]:{port}", f"[{name}]:{port}"]
+        marked = cert_authority_in([*([known_hosts] if known_hosts else []), *known_files], ports)
+        if marked and not reason:
+            reason = marked
+        command = merged.get("proxy_command")
         return Host(
             name=name,
-            address=merged.get("address") or name,
-            user=merged.get("user", "root"),
+            address=address,
+            user=user,
             port=int(port),
             identity_file=_expand_path(merged.get("identity_file")),
-            known_hosts=_expand_path(merged.get("known_hosts")),
+            known_hosts=known_hosts,
             python=merged.get("python", "python3"),
             proxy_jump=merged.get("proxy_jump"),
+            proxy_command=expand_proxy_command(command, address, int(port), user) if command else None,
+            openssh_reason=reason,
             env=merged["env"],
             setup=tuple(merged.get("setup", ())),
         )
@@ -359,20 +385,33 @@ class _Reader:
         return out
 
 
+def _hop_names(spec: str) -> list[str]:
+    """The host names of a ProxyJump chain.
+
+    >>> _hop_names("admin@bastion:2222,hop2")
+    ['bastion', 'hop2']
+    """
+    return [hop.strip().rpartition("@")[2].partition(":")[0] for hop in spec.split(",") if hop.strip()]
+
+
 def _resolve_jump(spec: str, ssh_lookup: Callable[[str], dict[str, Any]]) -> str:
-    """``[user@]host[:port]`` with the alias resolved through ~/.ssh/config (first hop of a chain).
+    """``[user@]host[:port],...`` with every hop's alias resolved through the ssh config.
 
     >>> _resolve_jump("admin@bastion:2222,other", lambda name: {"address": "10.1.1.1", "user": "x"})
-    'admin@10.1.1.1:2222'
+    'admin@10.1.1.1:2222,x@10.1.1.1'
     """
-    first = spec.split(",")[0].strip()
-    user, _, hostport = first.rpartition("@")
-    name, _, port = hostport.partition(":")
-    found = ssh_lookup(name)
-    user = user or str(found.get("user", ""))
-    port = port or str(found.get("port", ""))
-    address = str(found.get("address", name))
-    return (f"{user}@" if user else "") + address + (f":{port}" if port else "")
+    hops = []
+    for hop in spec.split(","):
+        if not hop.strip():
+            continue
+        user, _, hostport = hop.strip().rpartition("@")
+        name, _, port = hostport.partition(":")
+        found = ssh_lookup(name)
+        user = user or str(found.get("user", ""))
+        port = port or str(found.get("port", ""))
+        address = str(found.get("address", name))
+        hops.append((f"{user}@" if user else "") + address + (f":{port}" if port else ""))
+    return ",".join(hops)
 
 
 def _range_size(pattern: str) -> int:
@@ -409,32 +448,3 @@ class _AnyKey(dict[str, Any]):
 
 def _expand_path(value: str | None) -> str | None:
     return os.path.expanduser(value) if value else None
-
-
-def _ssh_config_lookup(path: str | None) -> Callable[[str], dict[str, Any]]:
-    """Map a host name to the hosts.yaml keys its ~/.ssh/config entry sets (HostName, User, ...)."""
-    config_path = Path(os.path.expanduser(path or "~/.ssh/config"))
-    if not config_path.is_file():
-        return lambda name: {}
-    import paramiko  # only here: `preflight node` never needs it
-
-    import preflight.transport  # noqa: F401  (invoke, which paramiko imports, lazily)
-
-    config = paramiko.SSHConfig.from_path(str(config_path))
-
-    def lookup(name: str) -> dict[str, Any]:
-        entry = config.lookup(name)
-        found: dict[str, Any] = {}
-        if entry.get("hostname") and entry["hostname"] != name:
-            found["address"] = entry["hostname"]
-        if "user" in entry:
-            found["user"] = entry["user"]
-        if "port" in entry:
-            found["port"] = int(entry["port"])
-        if entry.get("identityfile"):
-            found["identity_file"] = entry["identityfile"][0]
-        if "proxyjump" in entry:
-            found["proxy_jump"] = entry["proxyjump"]
-        return found
-
-    return lookup

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +12,7 @@ import pytest
 
 from preflight.checks import known_params
 from preflight.inventory import InventoryError, parse_inventory
+from preflight.ssh_config import SSHConfigLookup
 
 FULL = """\
 defaults:
@@ -129,3 +132,74 @@ def test_yaml_bomb_is_rejected_quickly() -> None:
 def test_huge_range_is_refused() -> None:
     with pytest.raises(InventoryError, match="more than"):
         parse("hosts:\n  - n[1-99999999]\n")
+
+
+# --- the user's OpenSSH setup (preflight.ssh_config) -------------------------------------------------------------
+
+needs_ssh = pytest.mark.skipif(shutil.which("ssh") is None, reason="no OpenSSH client")
+
+
+@needs_ssh
+def test_ssh_g_resolves_include_and_match_and_keeps_precedence(tmp_path: Path) -> None:
+    (tmp_path / "conf.d").mkdir()
+    (tmp_path / "conf.d" / "cluster.conf").write_text(
+        "Host gpu*\n  HostName %h.cluster.example\n  User trainer\n"
+        "Match originalhost gpu2\n  Port 2202\n  ProxyJump jumper\n"
+        "Host jumper\n  HostName 10.1.2.3\n  User ops\n")
+    config = tmp_path / "config"
+    config.write_text(f"Include {tmp_path}/conf.d/*.conf\n")
+    inv = parse(f"defaults:\n  ssh_config: {config}\n  user: root\n  port: 2222\n"
+                "hosts:\n  - gpu1\n  - name: gpu2\n    user: bob\n  - other\n")
+    gpu1, gpu2, other = inv.hosts
+    assert (gpu1.address, gpu1.user, gpu1.port) == ("gpu1.cluster.example", "trainer", 2222), \
+        "OpenSSH's default port 22 does not override defaults.port"
+    assert (gpu2.address, gpu2.user, gpu2.port) == ("gpu2.cluster.example", "bob", 2202)
+    assert gpu2.proxy_jump == "ops@10.1.2.3" and gpu1.proxy_jump is None
+    assert (other.address, other.user, other.port) == ("other", "root", 2222)
+    assert inv.ssh_source.startswith("ssh -G")
+
+
+@needs_ssh
+def test_openssh_only_settings_and_cert_authority_are_noticed(tmp_path: Path) -> None:
+    known = tmp_path / "known_hosts"
+    known.write_text("@cert-authority *.ca.example ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QER"
+                     "ITFBUWFxgZGhscHR4f\n")
+    config = tmp_path / "config"
+    config.write_text(f"Host k1\n  GSSAPIAuthentication yes\nHost *\n  UserKnownHostsFile {known}\n")
+    inv = parse(f"defaults:\n  ssh_config: {config}\nhosts:\n  - k1\n  - n1.ca.example\n  - plain\n")
+    assert [h.openssh_reason for h in inv.hosts] == ["GSSAPIAuthentication yes", f"@cert-authority in {known}", None]
+    assert inv.hosts[2].known_hosts == str(known)
+
+
+def test_without_an_ssh_client_paramiko_reads_the_config_and_says_so(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    config.write_text("Host n1\n  HostName 10.9.9.1\n  ProxyCommand nc %h %p\n")
+    lookup = SSHConfigLookup(str(config), ssh="")
+    assert lookup("n1") == {"address": "10.9.9.1", "proxy_command": "nc 10.9.9.1 22"}
+    assert "paramiko" in lookup.source and "Include" in lookup.source
+
+
+def test_proxy_command_tokens_are_expanded(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    config.write_text("Host n1\n  HostName 10.9.9.1\n  ProxyCommand ssh -W %h:%p -l %r gw\n")
+    inv = parse(f"defaults:\n  ssh_config: {config}\n  user: alice\n  port: 2200\nhosts:\n  - n1\n")
+    assert inv.hosts[0].proxy_command == "ssh -W 10.9.9.1:2200 -l alice gw"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user")
+def test_default_user_is_the_local_user_as_in_openssh() -> None:
+    """As a non-root user (``nobody``, after the imports), a hosts.yaml without ``user:`` logs in as that user."""
+    code = ("import os; from preflight.inventory import parse_inventory; os.setgroups([]); os.setgid(65534); "
+            "os.setuid(65534); print(parse_inventory('hosts:\\n  - n1\\n').hosts[0].user)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                          timeout=60, cwd=Path(__file__).resolve().parents[1],
+                          env={**os.environ, "HOME": "/nonexistent", "USER": "root", "LOGNAME": "root"})
+    assert done.stdout.strip() == "nobody", done.stderr
+
+
+def test_a_revoked_key_line_sends_its_host_to_openssh(tmp_path: Path) -> None:
+    known = tmp_path / "known_hosts"
+    known.write_text("@revoked 10.0.0.7 ssh-ed25519 "
+                     "AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f\n")
+    inv = parse(f"defaults:\n  known_hosts: {known}\nhosts:\n  - name: a\n    address: 10.0.0.7\n  - b\n")
+    assert [h.openssh_reason for h in inv.hosts] == [f"@revoked in {known}", None]

@@ -115,7 +115,8 @@ def build_report(inventory: Inventory, checks: Sequence[Check], gathered: Mappin
                   extra={"cluster": {"accelerator": cluster.accelerator,
                                      "accelerator_reason": cluster.accelerator_reason,
                                      "devices_per_host": cluster.devices_per_host, "master": cluster.master,
-                                     "master_port": cluster.master_port}},
+                                     "master_port": cluster.master_port,
+                                     **({"ssh_config": inventory.ssh_source} if inventory.ssh_source else {})}},
                   secrets=frozenset(secret_values(h.env for h in inventory.hosts).values()))  # every output masks
 
 

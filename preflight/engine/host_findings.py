@@ -16,8 +16,9 @@ from preflight.model import Finding, Status
 
 
 def connected(host: Host, probes: int, seconds: float) -> Finding:
-    return Finding("ssh.connect", host.name, Status.PASS, f"ssh.connect: ran {probes} probes in {seconds:.2f} s",
-                   observed=f"{seconds:.2f} s")
+    over = f" over the system ssh client ({host.openssh_reason})" if host.openssh_reason else ""
+    return Finding("ssh.connect", host.name, Status.PASS,
+                   f"ssh.connect: ran {probes} probes in {seconds:.2f} s{over}", observed=f"{seconds:.2f} s")
 
 
 def timed_out(host: Host, host_timeout: float, seconds: float, unfinished: Sequence[str]) -> Finding:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -40,15 +41,25 @@ class HostGather:
 
 
 def ssh_transport_factory(options: RunOptions) -> TransportFactory:
-    """SSH to every host, except ``localhost``/``local`` with no SSH settings, which runs here directly."""
+    """SSH to every host, except ``localhost``/``local`` with no SSH settings, which runs here directly; over the
+    system ssh client (preflight.transport.openssh) for a host with an ``openssh_reason``, when ssh is installed."""
     # paramiko (~85 ms of imports) only when a run may use SSH: `preflight node` never does. Imported here, once,
     # not in the worker threads that call make().
     from preflight.transport.local import LocalTransport
-    from preflight.transport.ssh import SSHTransport
+    from preflight.transport.openssh import ControlDir, OpenSSHTransport
+    from preflight.transport.ssh import SSHTransport, jump_pool
+
+    jumps = jump_pool(options.connect_timeout, options.accept_new_host_keys)  # one connection per jump host
+    control: list[ControlDir] = []  # made on first use only
+    ssh = shutil.which("ssh")
 
     def make(host: Host) -> Transport:
         if host.address in ("localhost", "local") and host.proxy_jump is None and host.port == 22 \
-                and host.identity_file is None:
+                and host.identity_file is None and host.proxy_command is None:
             return LocalTransport()
-        return SSHTransport(host, options.connect_timeout, options.accept_new_host_keys)
+        if host.openssh_reason and ssh:
+            if not control:
+                control.append(ControlDir())
+            return OpenSSHTransport(host, control[0], options.connect_timeout, options.accept_new_host_keys, ssh)
+        return SSHTransport(host, options.connect_timeout, options.accept_new_host_keys, jumps)
     return make

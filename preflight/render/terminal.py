@@ -231,6 +231,8 @@ def render(report: Report, console: Console) -> None:
     cluster = report.extra.get("cluster") or {}
     if cluster.get("accelerator_reason"):
         console.print(Text(f"accelerator {cluster.get('accelerator')}: {cluster['accelerator_reason']}", style="dim"))
+    if "paramiko" in cluster.get("ssh_config", ""):  # the fallback that misses Include: say so
+        console.print(Text(f"ssh config: {cluster['ssh_config']}", style="yellow"))
     console.print()
     for number, table in enumerate(matrices(report, console.width)):
         if number:

@@ -45,13 +45,14 @@ GATHER_WAIT_S = 10.0
 
 
 def choose(transport: str, hosts_spec: str | None, environ: Mapping[str, str] | None = None) -> bool:
-    """Whether to gather over srun: ``slurm``; ``ssh``; ``auto`` = ``--hosts slurm`` inside an allocation.
+    """Whether to gather over srun: ``slurm``; not ``ssh``, ``openssh``; ``auto`` = ``--hosts slurm`` inside an
+    allocation.
 
     >>> choose("auto", "slurm", {}), choose("slurm", "hosts.yaml", {})
     (False, True)
     """
-    if transport not in ("auto", "ssh", "slurm"):
-        raise ValueError(f"--transport must be auto, ssh or slurm, not {transport!r}")
+    if transport not in ("auto", "ssh", "openssh", "slurm"):
+        raise ValueError(f"--transport must be auto, ssh, openssh or slurm, not {transport!r}")
     if transport == "auto":
         return hosts_spec == "slurm" and inside_allocation(environ)
     return transport == "slurm"

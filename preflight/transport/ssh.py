@@ -18,6 +18,7 @@ import paramiko
 
 from preflight.inventory import Host
 from preflight.transport.base import Execution, OutputWatcher, TransportError
+from preflight.transport.jumps import JumpPool
 from preflight.transport.known_hosts import host_keys
 
 # paramiko logs a failed handshake ("Exception (client): Error reading SSH protocol banner") with a traceback
@@ -68,13 +69,16 @@ def _gcm_first(sock: Any, /, **options: Any) -> paramiko.Transport:
 class SSHTransport:
     """One cached SSH connection to one host."""
 
-    def __init__(self, host: Host, connect_timeout: float = 10.0, accept_new_host_keys: bool = False) -> None:
+    def __init__(self, host: Host, connect_timeout: float = 10.0, accept_new_host_keys: bool = False,
+                 jumps: JumpPool | None = None) -> None:
         self.host = host
         self.connect_timeout = connect_timeout
         self.accept_new_host_keys = accept_new_host_keys
         self.client: paramiko.SSHClient | None = None
-        self._jump: SSHTransport | None = None
-        self._sock: socket.socket | paramiko.Channel | None = None  # closed by close(), even mid-connect
+        # Jump hosts: shared with the run's other targets when the factory passes its pool.
+        self._jumps = jumps if jumps is not None else jump_pool(connect_timeout, accept_new_host_keys)
+        self._chain: tuple[str, ...] | None = None  # the jump chain this transport holds a channel through
+        self._sock: socket.socket | paramiko.Channel | paramiko.ProxyCommand | None = None  # closed by close()
 
     @property
     def known_hosts(self) -> Path:
@@ -103,7 +107,7 @@ class SSHTransport:
         if identity and not os.access(identity, os.R_OK):
             why = "does not exist" if not os.path.exists(identity) else "cannot be read by this user"
             raise TransportError("identity", f"identity file {identity} {why}")
-        sock = self._sock = self._open_socket()
+        sock = self._open_socket()
         try:
             client.connect(
                 self.host.address,
@@ -134,6 +138,9 @@ class SSHTransport:
         except (OSError, EOFError) as exc:
             sock.close()
             raise TransportError("ssh", f"SSH session failed: {exc or type(exc).__name__}") from exc
+        except paramiko.ProxyCommandFailure as exc:
+            sock.close()
+            raise TransportError("unreachable", f"ProxyCommand failed: {exc}") from exc
         self.client = client
 
     def _known_name(self) -> str:
@@ -155,11 +162,20 @@ class SSHTransport:
                                             f"within {self.connect_timeout:g} s")
         return TransportError("ssh", f"SSH negotiation failed: {text}")
 
-    def _open_socket(self) -> socket.socket | paramiko.Channel:
+    def _open_socket(self) -> socket.socket | paramiko.Channel | paramiko.ProxyCommand:
+        if self.host.proxy_command:  # as OpenSSH: ProxyCommand wins over ProxyJump when both are set
+            try:
+                self._sock = paramiko.ProxyCommand(self.host.proxy_command)
+            except paramiko.ProxyCommandFailure as exc:
+                raise TransportError("unreachable", f"ProxyCommand failed: {exc}") from exc
+            return self._sock
         if self.host.proxy_jump:
-            return self._open_via_jump()
+            channel, self._chain = self._jumps.open(self.host)
+            self._sock = channel
+            return channel
         try:
-            return socket.create_connection((self.host.address, self.host.port), timeout=self.connect_timeout)
+            self._sock = socket.create_connection((self.host.address, self.host.port), timeout=self.connect_timeout)
+            return self._sock
         except socket.gaierror as exc:
             raise TransportError("resolve", f"cannot resolve {self.host.address}: {exc.strerror}") from exc
         except ConnectionRefusedError as exc:
@@ -171,26 +187,6 @@ class SSHTransport:
         except OSError as exc:
             raise TransportError("unreachable", f"cannot reach {self.host.address}:{self.host.port}: "
                                                 f"{exc.strerror or exc}") from exc
-
-    def _open_via_jump(self) -> paramiko.Channel:
-        spec = self.host.proxy_jump or ""
-        user, _, hostport = spec.rpartition("@")
-        address, _, port = hostport.partition(":")
-        jump_host = Host(name=f"jump:{address}", address=address, user=user or self.host.user,
-                         port=int(port or 22), identity_file=self.host.identity_file,
-                         known_hosts=self.host.known_hosts)
-        self._jump = SSHTransport(jump_host, self.connect_timeout, self.accept_new_host_keys)
-        self._jump.connect()
-        assert self._jump.client is not None
-        transport = self._jump.client.get_transport()
-        if transport is None:
-            raise TransportError("ssh", f"jump host {spec} closed the connection")
-        try:
-            return transport.open_channel("direct-tcpip", (self.host.address, self.host.port), ("127.0.0.1", 0),
-                                          timeout=self.connect_timeout)
-        except paramiko.SSHException as exc:
-            raise TransportError("unreachable", f"jump host {spec} cannot reach "
-                                                f"{self.host.address}:{self.host.port}: {exc}") from exc
 
     def run_script(self, script: str, timeout: float, on_stdout: OutputWatcher | None = None) -> Execution:
         """Send ``script`` to ``sh -s`` and collect output until it exits or ``timeout`` passes.
@@ -248,6 +244,13 @@ class SSHTransport:
         if self._sock is not None:  # still needed when close() interrupts a connect in progress
             self._sock.close()
             self._sock = None
-        if self._jump is not None:
-            self._jump.close()
-            self._jump = None
+        if self._chain is not None:
+            self._jumps.release(self._chain)
+            self._chain = None
+
+
+def jump_pool(connect_timeout: float = 10.0, accept_new_host_keys: bool = False) -> JumpPool:
+    """The jump hosts of one run: each hop an SSHTransport, shared by every target behind it."""
+    def hop(host: Host, pool: JumpPool) -> SSHTransport:
+        return SSHTransport(host, pool.connect_timeout, pool.accept_new_host_keys, jumps=pool)
+    return JumpPool(hop, connect_timeout, accept_new_host_keys)
