@@ -32,6 +32,7 @@ SYSTEM_KNOWN_HOSTS = Path("/etc/ssh/ssh_known_hosts")
 _KNOWN_HOSTS_LOCK = threading.Lock()
 
 
+_QUIET_AFTER_EXIT = 10  # recv timeouts of 0.2 s in a row after the exit status
 MAX_STREAM_BYTES = 64 << 20  # per script run and stream: a runaway probe cannot exhaust the controller
 
 
@@ -217,13 +218,18 @@ class SSHTransport:
                 try:
                     data = channel.recv(65536)
                 except TimeoutError:
+                    # sshd sends exit-status when the script exits, before it has drained the script's
+                    # stdout pipe (session.c: "there could be some more data waiting in the pipe"): over a
+                    # jump host on a loaded machine that rest can trail by over a second. Only 2 s of
+                    # silence in a row after the exit says a stray process holds stdout open.
                     if channel.exit_status_ready():
                         quiet_after_exit += 1
-                        if quiet_after_exit >= 3:
+                        if quiet_after_exit >= _QUIET_AFTER_EXIT:
                             break
                     continue
                 if not data:
                     break
+                quiet_after_exit = 0
                 _keep(out, data)
                 if on_stdout is not None:
                     on_stdout(data)
