@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 CATEGORIES = (
     "port-in-use", "privileged-port", "master-unreachable", "name-resolution", "hostname-loopback",
     "wrong-interface", "address-family", "firewall", "rendezvous", "store-timeout", "launch-args",
-    "version-mismatch", "shm", "memlock", "rdma", "fabric", "mtu", "p2p", "device-mapping", "oom",
+    "version-mismatch", "shm", "memlock", "open-files", "rdma", "fabric", "mtu", "p2p", "device-mapping", "oom",
     "hccl-timeout", "hccl-port", "hccl-stale-process", "hccl-link", "ssh", "hostfile", "unknown",
 )
 
