@@ -9,7 +9,9 @@ judged with thresholds from hosts.yaml (``checks: os: {...}``) to force a verdic
 from __future__ import annotations
 
 import json
+import os
 import resource
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -78,6 +80,7 @@ def test_healthy_cluster_has_no_false_positive(cluster: NetnsCluster, tmp_path: 
     assert code == 0 and bad == set()
     for check in ("os.shm", "os.clock", "os.disk", "os.files"):
         assert statuses(report, check) == dict.fromkeys(NODES, "pass"), check
+    assert statuses(report, "os.time") == dict.fromkeys(NODES, "skip")  # no systemd, no chronyd: cannot tell
     assert statuses(report, "os.memlock") == dict.fromkeys(NODES, "skip")  # cpu cluster: no RDMA
     assert set(statuses(report, "os.memory")) == set(NODES)
     clock = [f for f in report["findings"] if f["check"] == "os.clock"]
@@ -150,3 +153,38 @@ def test_open_files_limit_of_the_jobs_shell(cluster: NetnsCluster, tmp_path: Pat
     assert found["node2"]["remedy"].startswith('ulimit -n "$(ulimit -Hn)"')
     assert "limits.d" in found["node3"]["remedy"] and "hard limit 512" in found["node3"]["message"]
 
+
+def start_chronyd(cluster: NetnsCluster, node: str, config: str) -> None:
+    """A real chronyd in the node's network and mount namespaces; -x: it never touches the (shared) clock."""
+    script = ('mkdir -p /run/chrony && mount -t tmpfs -o size=1m tmpfs /run/chrony && '
+              'printf "%s\\n" "$PF_CONF" > /run/chrony/test.conf && chronyd -x -u root -f /run/chrony/test.conf')
+    subprocess.run(["nsenter", "-t", str(sshd_pid(cluster, node)), "-m", "-n", "sh", "-c", script], check=True,
+                   env={**os.environ, "PF_CONF": config})
+
+
+def stop_chronyd(cluster: NetnsCluster, node: str) -> None:
+    script = ('[ -f /run/chrony/chronyd.pid ] && kill "$(cat /run/chrony/chronyd.pid)"; '
+              "while [ -f /run/chrony/chronyd.pid ]; do sleep 0.1; done; umount /run/chrony; rmdir /run/chrony || true")
+    subprocess.run(["nsenter", "-t", str(sshd_pid(cluster, node)), "-m", "-n", "sh", "-c", script], check=False,
+                   timeout=30)
+
+
+@pytest.mark.skipif(shutil.which("chronyd") is None, reason="chrony is not installed (.ci/run installs it)")
+def test_time_sync_read_from_a_real_chronyd(cluster: NetnsCluster, tmp_path: Path) -> None:
+    """node2: chronyd on its local reference (synchronised); node3: chronyd whose only server never answers
+    (192.0.2.1, TEST-NET-1: Not synchronised); node1: no chronyd (cannot tell)."""
+    started = []
+    try:
+        for node, config in (("node2", "local stratum 8\nport 0"), ("node3", "server 192.0.2.1 iburst\nport 0")):
+            start_chronyd(cluster, node, config)
+            started.append(node)
+        code, report = run_os(hosts_yaml(cluster, tmp_path / "hosts.yaml"), tmp_path)
+    finally:
+        for node in started:
+            stop_chronyd(cluster, node)
+    assert code == 0  # a warning alone does not fail the run
+    assert statuses(report, "os.time") == {"node1": "skip", "node2": "pass", "node3": "warn"}
+    found = {f["host"]: f for f in report["findings"] if f["check"] == "os.time"}
+    assert "Not synchronised" in found["node3"]["observed"] and "chronyd" in found["node3"]["remedy"]
+    assert found["node2"]["observed"].startswith("chronyc: Normal, stratum 8")
+    assert "506 Cannot talk to daemon" in found["node1"]["observed"]
