@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from ascend_sim import healthy_state, install, tools_dir, uninstall
 from cli_runner import by_host, not_passing
 from conftest import cluster_fixture
@@ -115,3 +116,34 @@ def test_not_an_npu_cluster_is_one_skip(clean: NetnsCluster, tmp_path: Path) -> 
     assert code == 0
     npu = [f for f in report["findings"] if f["check"].startswith("npu.")]
     assert [(f["check"], f["host"], f["status"]) for f in npu] == [("npu.devices", None, "skip")]
+
+
+def test_hccl_env_read_from_the_jobs_shell(clean: NetnsCluster, tmp_path: Path) -> None:
+    """No HCCL variable: pass everywhere; then node2 copies HCCL_CONNECT_TIMEOUT=12000 (outside [120, 7200]),
+    node3 another HCCL_IF_BASE_PORT, node4's setup: turns the whitelist on without a file."""
+    hosts = clean.write_hosts_yaml(tmp_path / "hosts.yaml", cluster={"accelerator": "npu", "devices_per_host": 8})
+
+    def run_hccl(out: Path) -> tuple[int, dict[str, Any]]:
+        proc = subprocess.run([sys.executable, "-m", "preflight", "run", "--hosts", str(hosts), "--json", "--checks",
+                               "hccl", "--report-dir", str(out)], capture_output=True, text=True, timeout=120,
+                              check=False)
+        assert proc.returncode in (0, 1, 4), proc.stderr
+        return proc.returncode, json.loads(proc.stdout)
+
+    code, report = run_hccl(tmp_path / "healthy")
+    assert code == 0 and not_passing(report) == set(), not_passing(report)
+    assert set(by_host(report, "hccl.env")) == set(NODES)
+    doc = yaml.safe_load(hosts.read_text())
+    doc["hosts"][1]["env"] = {"HCCL_CONNECT_TIMEOUT": "12000"}
+    doc["hosts"][2]["env"] = {"HCCL_IF_BASE_PORT": "61000"}
+    doc["hosts"][3]["setup"] = ["export HCCL_WHITELIST_DISABLE=0"]
+    hosts.write_text(yaml.safe_dump(doc, sort_keys=False))
+    code, report = run_hccl(tmp_path / "faults")
+    assert code == 1
+    assert not_passing(report) == {("hccl.env", "node2", "fail"), ("hccl.env", "node4", "fail"),
+                                   ("hccl.env_consistency", "node3", "fail")}
+    found = by_host(report, "hccl.env")
+    assert found["node2"]["observed"] == "HCCL_CONNECT_TIMEOUT=12000 is outside [120, 7200] s"
+    assert found["node2"]["remedy"].startswith("export HCCL_CONNECT_TIMEOUT=7200")
+    assert "HCCL_WHITELIST_FILE is unset" in found["node4"]["observed"]
+    assert by_host(report, "hccl.env_consistency")["node3"]["expected"] == "HCCL_IF_BASE_PORT unset"

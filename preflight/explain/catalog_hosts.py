@@ -55,6 +55,14 @@ HOSTS: tuple[Signature, ...] = (
         "Set memlock to unlimited: `* soft memlock unlimited` / `* hard memlock unlimited` in "
         "/etc/security/limits.conf (docker: --ulimit memlock=-1), then log in again.",
         ("os.memlock",), "https://github.com/NVIDIA/nccl-tests/issues/206", weight=72),
+    Signature(
+        "bootstrap.too_many_open_files", "open-files",
+        (r"(?:[Aa]ccept|[Ss]ocket|[Cc]onnect)\w*(?: failed)?\s*:?\s*[Tt]oo many open files",),
+        "A rank ran out of file descriptors (the soft `ulimit -n`, often the stock 1024) while accepting its "
+        "peers' connections in the collective library's bootstrap: the limit is too low for the job's rank count.",
+        "Raise the soft limit in the job's launch script or hosts.yaml `setup:`: `ulimit -n \"$(ulimit -Hn)\"` "
+        "(the hard limit must allow it: /etc/security/limits.d nofile, docker --ulimit nofile=1048576:1048576).",
+        ("os.files",), "https://github.com/aws-neuron/aws-neuron-sdk/issues/713", weight=72),
     # --- RDMA / fabric -------------------------------------------------------------------------
     Signature(
         "nccl.no_ib_device", "rdma",

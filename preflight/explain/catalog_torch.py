@@ -122,5 +122,5 @@ TORCH: tuple[Signature, ...] = (
         "descriptors, many sockets, or a low `ulimit -n`.",
         "Raise the limit (`ulimit -n 65535`, LimitNOFILE= in the unit, nofile in limits.conf) or use "
         "torch.multiprocessing.set_sharing_strategy('file_system'); fewer dataloader workers.",
-        (), "https://github.com/MhLiao/MaskTextSpotterV3/issues/51", weight=72),
+        ("os.files",), "https://github.com/MhLiao/MaskTextSpotterV3/issues/51", weight=72),
 )
