@@ -46,12 +46,13 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsCluster]:
                 ascend_sim.uninstall_toolkit(built, node)
 
 
-def run(cluster: NetnsCluster, tmp_path: Path, nodes: int = 3, devices: int = 4) -> list[dict[str, Any]]:
+def run(cluster: NetnsCluster, tmp_path: Path, nodes: int = 3, devices: int = 4,
+        **params: Any) -> list[dict[str, Any]]:
     hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml", nodes=cluster.nodes[:nodes],
                                      cluster={"accelerator": "npu", "devices_per_host": devices},
                                      extra_defaults={"env": {"PYTHONPATH": str(ascend_sim.TORCH_NPU_SIM)}})
     doc = yaml.safe_load(hosts.read_text())
-    doc["checks"] = {"allreduce": PARAMS}
+    doc["checks"] = {"allreduce": {**PARAMS, **params}}
     hosts.write_text(yaml.safe_dump(doc, sort_keys=False))
     proc = subprocess.run([sys.executable, "-m", "preflight", "run", "--hosts", str(hosts), "--json",
                            "--checks", "allreduce", "--report-dir", str(tmp_path / "r")],
@@ -89,7 +90,8 @@ def test_a_shaped_slow_node_is_named_and_no_healthy_pair_fails(cluster: NetnsClu
     cluster.exec("node2", ["tc", "qdisc", "add", "dev", "eth0", "root", "tbf", "rate", "20mbit",
                            "burst", "32kbit", "latency", "400ms"])
     try:
-        findings = run(cluster, tmp_path, devices=2)
+        # two small sizes in a short budget: the shaped node's pairs stay within the probe timeout
+        findings = run(cluster, tmp_path, devices=2, sizes_mib=[0.25, 1], iters=2, budget_s=2.0)
     finally:
         cluster.exec("node2", ["tc", "qdisc", "del", "dev", "eth0", "root"])
     fails = [f for f in findings if f["status"] == "fail"]
