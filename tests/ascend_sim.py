@@ -112,3 +112,35 @@ def set_cann_version(cluster: NetnsCluster, node: Node | str, version: str) -> N
     info = cluster.ascend_root(node) / "ascend-toolkit" / "latest" / "x86_64-linux"
     info.mkdir(parents=True, exist_ok=True)
     (info / "ascend_toolkit_install.info").write_text(f"package_name=Ascend-cann-toolkit\nversion={version}\n")
+
+
+TORCH_NPU_SIM = SIM_DIR / "python"  # holds torch_npu/ (tests/sim/python/torch_npu): a node's PYTHONPATH
+# What CANN's set_env.sh exports (as public CANN images copy it into their ENV, "obtained from
+# /usr/local/Ascend/ascend-toolkit/set_env.sh"), for the node's own toolkit under its /usr/local/Ascend.
+SET_ENV = """export ASCEND_TOOLKIT_HOME=/usr/local/Ascend/ascend-toolkit/latest
+export LD_LIBRARY_PATH=${ASCEND_TOOLKIT_HOME}/lib64:${ASCEND_TOOLKIT_HOME}/lib64/plugin/opskernel:\\
+${ASCEND_TOOLKIT_HOME}/lib64/plugin/nnengine:${ASCEND_TOOLKIT_HOME}/opp/built-in/op_impl/ai_core/tbe/op_tiling:\\
+$LD_LIBRARY_PATH
+export PYTHONPATH=${ASCEND_TOOLKIT_HOME}/python/site-packages:${ASCEND_TOOLKIT_HOME}/opp/built-in/op_impl/ai_core/tbe:\\
+$PYTHONPATH
+export PATH=${ASCEND_TOOLKIT_HOME}/bin:${ASCEND_TOOLKIT_HOME}/compiler/ccec_compiler/bin:$PATH
+export ASCEND_AICPU_PATH=${ASCEND_TOOLKIT_HOME}
+export ASCEND_OPP_PATH=${ASCEND_TOOLKIT_HOME}/opp
+export TOOLCHAIN_HOME=${ASCEND_TOOLKIT_HOME}/toolkit
+export ASCEND_HOME_PATH=${ASCEND_TOOLKIT_HOME}
+"""
+
+
+def install_toolkit(cluster: NetnsCluster, node: Node | str) -> None:
+    """A CANN toolkit on ``node``: ascend-toolkit/set_env.sh and the libraries torch_npu loads (empty files:
+    the simulated torch_npu only looks them up on LD_LIBRARY_PATH, as the loader would)."""
+    toolkit = cluster.ascend_root(node) / "ascend-toolkit"
+    lib64 = toolkit / "latest" / "lib64"
+    lib64.mkdir(parents=True, exist_ok=True)
+    for lib in ("libhccl.so", "libascendcl.so"):
+        (lib64 / lib).write_bytes(b"")
+    (toolkit / "set_env.sh").write_text(SET_ENV)
+
+
+def uninstall_toolkit(cluster: NetnsCluster, node: Node | str) -> None:
+    shutil.rmtree(cluster.ascend_root(node) / "ascend-toolkit", ignore_errors=True)

@@ -190,8 +190,7 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
                 f"allreduce.run: pair {p.label} (port {p.port}) did not complete: {r.error}",
                 observed=r.error[:300], expected="both ranks report", peer=p.peer, device=p.device,
                 peer_device=p.peer_device,
-                remedy=f"check the firewall between {p.host} and {p.peer} (all TCP ports: gloo/nccl pick "
-                       f"ephemeral ones) and that torch runs on both: {p.host}$ python -c 'import torch'"))
+                remedy=_run_remedy(p.host, p.peer, r.error)))
         elif not r.correct:
             p = r.pair
             findings.append(Finding(
@@ -309,6 +308,19 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
             findings.append(Finding("allreduce.run", host, Status.PASS,
                                     f"allreduce.run: every pair led by {host} completed ({pattern})"))
     return findings
+
+
+def _run_remedy(host: str, peer: str, error: str) -> str:
+    """What to do about a pair that did not complete: a library that did not load, or the path between.
+
+    >>> _run_remedy("a", "b", "rank 1 (b): ImportError: libhccl.so: cannot open shared object file")[:40]
+    "source CANN's set_env.sh before the job "
+    """
+    if "cannot open shared object file" in error:
+        return ("source CANN's set_env.sh before the job (hosts.yaml: setup: [source /usr/local/Ascend/ascend-toolkit/"
+                "set_env.sh]) or install the library the error names on that host")
+    return (f"check the firewall between {host} and {peer} (all TCP ports: gloo/nccl pick "
+            f"ephemeral ones) and that torch runs on both: {host}$ python -c 'import torch'")
 
 
 Endpoint = tuple[str, int]  # (host, device)
