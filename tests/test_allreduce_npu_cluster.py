@@ -29,8 +29,17 @@ PARAMS = {"sizes_mib": [1], "warmup": 1, "iters": 3, "trials": 3, "budget_s": 5.
           "init_timeout_s": 20.0, "fraction": 0.3, "confirm_max": 8}
 
 
+# The simulated ports say 1 GbE (`hccn_tool -speed`: 1000 Mb/s), a rate the namespace veth carries: the
+# hardware floor from it (0.4 x 1 Gb/s = 0.05 GB/s, preflight.allreduce.floor) holds for every healthy pair
+# here, as a real port's floor holds for its real link; the default 200 GbE would fail them all.
+PORT_SPEED_MBPS = 1000
+
+
 def state(chip: str, devices: int, node: int) -> dict[str, Any]:
-    return ascend_sim.healthy_state(chip, [f"192.168.{node}.{10 + i}" for i in range(devices)])
+    built = ascend_sim.healthy_state(chip, [f"192.168.{node}.{10 + i}" for i in range(devices)])
+    for device in built["devices"]:
+        device["speed"] = PORT_SPEED_MBPS
+    return built
 
 
 @pytest.fixture(scope="module")
