@@ -14,7 +14,9 @@ underneath, refusing what HCCL refuses, in torch_npu's HCCL_CHECK_ERROR format (
 HCCLUtils.hpp; seen in vllm-ascend issue #2712: ``create_config:...:148 HCCL function error:
 hcclCommInitRootInfoConfig(...), error code is 1``), with HCCL_E_NOT_SUPPORT = 5 (hccl_types.h):
 
-- float64 on Atlas training (910A) and A2/A3 (CANN's HcclAllReduce reference: fp64 only on Ascend 950);
+- float64 on Atlas training (910A) and A2/A3 (CANN's HcclAllReduce reference: fp64 only on Ascend 950), with
+  torch_npu's own dtype check text (ProcessGroupHCCL.cpp: "HCCL AllReduce & Reduce: Unsupported data type
+  at::kDouble");
 - a 2-device group across 910A's HCCS groups 0-3 / 4-7 (CANN HCCL docs for Atlas training series).
 
 ``PF_SIM_HCCL_DELAY_S`` (seconds per MiB, default 0) slows this rank's all_reduce (a degraded device).
@@ -186,7 +188,9 @@ class ProcessGroupHCCL(dist.ProcessGroup):  # type: ignore[misc]
 
     def allreduce(self, tensors: Any, opts: Any = None) -> Any:
         if any(t.dtype == torch.float64 for t in tensors) and not generation().startswith("950"):
-            raise _hccl_error("allreduce", 4153, "HcclAllReduce", HCCL_E_NOT_SUPPORT)
+            # torch_npu's own dtype check before HcclAllReduce (checkSupportedDataTypeOfAllReduce in
+            # Ascend/pytorch torch_npu/csrc/distributed/ProcessGroupHCCL.cpp: int8/16/32/64, fp16, fp32, bf16)
+            raise RuntimeError("HCCL AllReduce & Reduce: Unsupported data type at::kDouble")
         if self._delay:
             time.sleep(self._delay * sum(t.numel() * t.element_size() for t in tensors) / (1 << 20))
         work = self._gloo.allreduce([_host(t) for t in tensors], opts) if opts is not None \
