@@ -79,10 +79,14 @@ def pairs(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
+CONTENTION_WARNINGS = ("normal alone", "not measured again alone")
+
+
 def not_ok(findings: list[dict[str, Any]]) -> list[str]:
-    # "slow once, normal alone" is the documented warn for contention on this loaded box, never a fail
+    # The documented warnings for contention on this loaded box, never a fail: "slow once, normal alone", and
+    # a slow pair past confirm_max that no pair confirmed slow explains ("not measured again alone").
     return [f["message"] for f in findings if f["status"] not in ("pass", "skip")
-            and not (f["status"] == "warn" and "normal alone" in f["message"])]
+            and not (f["status"] == "warn" and any(w in f["message"] for w in CONTENTION_WARNINGS))]
 
 
 def test_every_npu_pair_is_measured_through_hccl(cluster: NetnsCluster, tmp_path: Path) -> None:
