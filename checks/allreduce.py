@@ -14,7 +14,7 @@ nccl on gpu, gloo on cpu (one rank per slot).
 
 A pair below ``fraction`` of its class's reference is measured again alone (the ``confirm_max`` slowest,
 after every round): normal alone, it is a ``warn`` (contention or an ECMP collision), not a slow link; a
-slow pair not measured again is blamed only when it shares a host with a pair confirmed slow.
+slow pair not measured again is blamed only when it shares a host confirmed slow with two or more partners.
 
 Not run by default (``by_default = False``): it moves real traffic and costs seconds per round;
 ask for it with ``preflight run --checks allreduce``.

@@ -141,12 +141,20 @@ def test_confirmations_are_capped_worst_first_and_an_unconfirmed_pair_is_not_bla
 
 
 def test_an_unconfirmed_pair_next_to_a_pair_confirmed_slow_is_still_blamed() -> None:
-    ctx = context(6, confirm_max=1)
-    slow = {frozenset(("n1", "n2")): 0.2, frozenset(("n1", "n3")): 0.5}  # n1 is bad; only n1-n2 re-measured
-    findings, confirmations = run_confirmed(ctx, slow, slow)
-    assert confirmations == 1
+    ctx = context(6, confirm_max=2)
+    slow = {frozenset(("n1", "n2")): 0.2, frozenset(("n1", "n3")): 0.3, frozenset(("n1", "n4")): 0.5}
+    findings, confirmations = run_confirmed(ctx, slow, slow)  # n1 is bad; n1-n4 is not re-measured
+    assert confirmations == 2
     failed = {frozenset((str(f.host), str(f.peer))) for f in findings if f.status == Status.FAIL and f.peer}
     assert failed == set(slow)
+
+
+def test_a_host_paired_once_with_a_bad_host_does_not_drag_its_other_pairs_down() -> None:
+    ctx = context(6, confirm_max=1)  # n2-n1 confirmed slow; n1-n3 slow from contention, never re-measured
+    findings, _ = run_confirmed(ctx, {frozenset(("n1", "n2")): 0.2, frozenset(("n1", "n3")): 0.5},
+                                {frozenset(("n1", "n2")): 0.2})
+    failed = {frozenset((str(f.host), str(f.peer))) for f in findings if f.status == Status.FAIL and f.peer}
+    assert frozenset(("n1", "n3")) not in failed
 
 
 def statuses(findings: list[Finding], check: str) -> dict[str | None, Status]:

@@ -146,8 +146,9 @@ def confirm(slow: Sequence[PairResult], measured: Sequence[PairResult], remeasur
     unconfirmed).
 
     A pair whose second run failed stays slow: only a clean second figure at or above the class reference
-    clears it. A pair not measured again (past ``confirm_max``) stays slow only when it shares a host with a
-    pair confirmed slow (that host explains it); otherwise it is left unconfirmed, never blamed. With no
+    clears it. A pair not measured again (past ``confirm_max``) stays slow only when it shares a host that is
+    confirmed slow with two or more partners (that host explains it; a host paired once with a bad one does
+    not); otherwise it is left unconfirmed, never blamed. With no
     confirmation phase at all (``remeasured`` None: ``confirm_max`` 0) every slow pair stays slow."""
     if remeasured is None:
         return list(slow), [], []
@@ -164,7 +165,11 @@ def confirm(slow: Sequence[PairResult], measured: Sequence[PairResult], remeasur
             ref = reference([o for o in measured if o.pair.group == r.pair.group], again.size)
             (still.append(r) if _below(again, ref, fraction, _floor(r, floor_gbps, hardware))
              else recovered.append((r, again)))
-    blamed = {h for r in still for h in (r.pair.host, r.pair.peer)}
+    partners: dict[str, set[str]] = {}
+    for r in still:
+        partners.setdefault(r.pair.host, set()).add(r.pair.peer)
+        partners.setdefault(r.pair.peer, set()).add(r.pair.host)
+    blamed = {h for h, others in partners.items() if len(others) >= 2}  # slow, confirmed, with 2+ partners
     unconfirmed = [r for r in waiting if not {r.pair.host, r.pair.peer} & blamed]
     still += [r for r in waiting if {r.pair.host, r.pair.peer} & blamed]
     return still, recovered, unconfirmed
