@@ -147,9 +147,14 @@ def test_allreduce_over_srun_measures_every_pair(slurm: SlurmCluster) -> None:
     for check in ("allreduce.run", "allreduce.correct"):
         assert _statuses(report, check) == {"node1": "pass", "node2": "pass", "node3": "pass"}, \
             [f["message"] for f in report["findings"] if f["status"] != "pass"]
-    pairs = [f for f in report["findings"] if f["check"] == "allreduce.pair"]
-    assert len({frozenset((f["host"], f["peer"])) for f in pairs}) == len(pairs) == 3
-    assert all(f["busbw_gbps"] > 0 for f in pairs)
+    # Every pair measured: a pass carries its figures on allreduce.pair; a pair this noisy box made slow once
+    # carries them on its allreduce.busbw warn (normal alone) or fail instead.
+    measured = [f for f in report["findings"] if f["check"] in ("allreduce.pair", "allreduce.busbw") and f.get("peer")]
+    assert {frozenset((f["host"], f["peer"])) for f in measured} == \
+        {frozenset(p) for p in (("node1", "node2"), ("node1", "node3"), ("node2", "node3"))}, measured
+    assert all(f["busbw_gbps"] > 0 for f in measured)
+    ok = [f for f in measured if f["check"] == "allreduce.pair"]
+    assert len({frozenset((f["host"], f["peer"])) for f in ok}) == len(ok)  # one pass finding per pair
 
 
 def test_max_unhealthy_over_srun_exits_3_and_recommends_no_drain(slurm: SlurmCluster) -> None:

@@ -177,6 +177,9 @@ class ProcessGroupHCCL(dist.ProcessGroup):  # type: ignore[misc]
         store.add("pf_sim_hccl_seen", 1)  # both ranks read both devices before either refuses: both say why
         while store.add("pf_sim_hccl_seen", 0) < size:
             time.sleep(0.01)
+        store.add("pf_sim_hccl_past", 1)  # rank 0 serves the store: it waits until every rank is past the wait
+        while rank == 0 and store.add("pf_sim_hccl_past", 0) < size:
+            time.sleep(0.01)
         if size == 2 and generation() == "910A" and devices[0] // 4 != devices[1] // 4:
             raise _hccl_error("create_config", 148, "hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, "
                               "&(comm->hcclComm_))", HCCL_E_NOT_SUPPORT)
