@@ -97,7 +97,8 @@ try:
             # and both ranks get the same numbers, so they take the same decisions.
             shared = torch.tensor([elapsed, time.perf_counter() - start], dtype=torch.float32, device=dev)
             dist.all_reduce(shared, op=dist.ReduceOp.MAX)
-            slowest, spent_shared = float(shared[0].item()), float(shared[1].item())
+            on_host = shared.cpu()  # one copy, then host indexing (no device-side indexing kernels)
+            slowest, spent_shared = float(on_host[0]), float(on_host[1])
             best = slowest if best is None else min(best, slowest)
             trials += 1
             if spent_shared > budget:
@@ -108,7 +109,7 @@ try:
                              "busbw_gbps": algbw * 2 * (world - 1) / world, "correct": correct, "trials": trials})
         cost = torch.tensor([time.perf_counter() - t0], dtype=torch.float32, device=dev)
         dist.all_reduce(cost, op=dist.ReduceOp.MAX)  # the stop decision is shared: no rank leaves alone
-        last_cost = float(cost[0].item())
+        last_cost = float(cost.cpu()[0])
         last_size = int(size)
         if spent_shared > budget:
             break
