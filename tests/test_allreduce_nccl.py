@@ -1,6 +1,7 @@
 """allreduce on gpu clusters (nccl), offline: the rank commands' environment and the worker's device mapping.
 
-No GPU machine is lent to this project, so the nccl run itself is not exercised here: these tests check
+No GPU machine is lent to this session, so the nccl run on real GPUs is not exercised (the simulated mesh is:
+tests/test_allreduce_gpu_cluster.py); these tests check
 what the controller ships (``NCCL_ALGO=Ring`` for link tests, device k <-> ``LOCAL_RANK`` k <-> cuda:k, the
 job's own environment with only the test's variables overridden) and that the worker, run for real where
 CUDA is missing, reports one JSON error line.
