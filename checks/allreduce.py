@@ -30,7 +30,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from preflight.allreduce.floor import npu_pair_floors, pair_floors
+from preflight.allreduce.floor import npu_pair_floors, nvlink_pair_floors, pair_floors
 from preflight.allreduce.probe import BACKENDS, TORCH_PROBE
 from preflight.allreduce.schedule import PATTERNS, Pair, plan
 from preflight.allreduce.topology import host_topology, link_class
@@ -209,12 +209,14 @@ class AllreduceCheck(ActiveCheck):
                                 self.hardware_floors(results, ctx))
 
     def hardware_floors(self, results: Sequence[PairResult], ctx: EvalContext) -> dict[int, tuple[float, str]]:
-        """Each inter pair's floor from the line rate (preflight.allreduce.floor): the hosts' RDMA ports on gpu
-        clusters, the two NPUs' own RoCE ports on npu clusters; none elsewhere."""
+        """Each pair's floor from the line rate (preflight.allreduce.floor): the hosts' RDMA ports (inter) and the
+        GPUs' NVLinks (intra) on gpu clusters, the two NPUs' own RoCE ports on npu clusters; none elsewhere."""
         if ctx.cluster.accelerator == "npu":
             return npu_pair_floors([r.pair for r in results], ctx.other_facts.get("hccn.link", {}))
         if ctx.cluster.accelerator != "gpu":
             return {}
         fabrics = ctx.other_facts.get("gpu.fabric", {})
-        return pair_floors([r.pair for r in results], fabrics, {h.name: h.env for h in ctx.hosts},
-                           concurrent=max(1, int(ctx.cluster.devices_per_host or 1)))
+        envs = {h.name: h.env for h in ctx.hosts}
+        return {**pair_floors([r.pair for r in results], fabrics, envs,
+                              concurrent=max(1, int(ctx.cluster.devices_per_host or 1))),
+                **nvlink_pair_floors(list(results), ctx.other_facts.get("gpu.devices", {}), envs)}

@@ -4,7 +4,9 @@ NCCL needs every rank's GPU present and healthy. One ``--query-gpu`` call reads,
 uuid, bus id, driver version, persistence mode, ECC mode and uncorrected ECC counts (volatile: since the
 driver loaded; aggregate: lifetime), pending retired pages (pre-Ampere) and pending / failed row remaps
 (Ampere and later). ``--query-compute-apps`` lists processes still holding a GPU; ``topo -m`` (the
-GPU/NIC affinity matrix) is recorded in the facts for the report, not judged.
+GPU/NIC affinity matrix) is recorded in the facts for the report (and the allreduce check's link classes), not
+judged; ``nvlink -s`` (preflight.nvlink: each GPU's links, up or ``<inactive>``, and their speed) is judged
+against the other GPUs of the same model in the cluster, and gives the allreduce check its NVLink floor.
 
 ``nvidia-smi`` is looked up on PATH, then in /usr/local/nvidia/bin (where NVIDIA's container toolkit
 mounts the driver's tools; an SSH session into a container does not get the image's PATH), /usr/bin.
@@ -13,7 +15,9 @@ On an old driver that rejects a field (exit status 2) the probe repeats with the
 Finding ids: gpu.devices.smi (nvidia-smi present and answering), gpu.devices.count (= devices_per_host),
 gpu.devices.driver (one driver version across the cluster: drift warns), gpu.devices.ecc (volatile
 uncorrected errors fail, lifetime ones warn), gpu.devices.rows (a pending retirement / remap or a failed
-remap fails), gpu.devices.persistence (Disabled warns), gpu.devices.processes (a process on a GPU fails).
+remap fails), gpu.devices.persistence (Disabled warns), gpu.devices.processes (a process on a GPU fails),
+gpu.devices.nvlink (fewer NVLinks up, or slower ones, than most GPUs of the same model fails; none up where most
+have some warns: a bridge missing or NVLink disabled).
 
 >>> parse_csv("index, name, memory.total [MiB]\\n0, NVIDIA H100 80GB HBM3, 81559\\n")
 [{'index': '0', 'name': 'NVIDIA H100 80GB HBM3', 'memory.total': '81559'}]
@@ -36,6 +40,7 @@ from preflight.checks.base import Check, EvalContext, Facts, finding, majority
 from preflight.gpu_tools import tool_command, tool_paths
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
+from preflight.nvlink import active_links, link_speed, parse_nvlink
 
 SMI_PATHS = tool_paths("nvidia-smi")
 LOOKED_AT = "PATH, " + ", ".join(SMI_PATHS)
@@ -142,25 +147,27 @@ class GpuDevicesCheck(Check):
     family = "gpu"
     name = "gpu.devices"
     ids = ("gpu.devices.smi", "gpu.devices.count", "gpu.devices.driver", "gpu.devices.ecc", "gpu.devices.rows",
-           "gpu.devices.persistence", "gpu.devices.processes")
+           "gpu.devices.persistence", "gpu.devices.processes", "gpu.devices.nvlink")
     accelerators = frozenset({"gpu"})
     not_applicable = "no NVIDIA GPUs to check"
     order = 56
     summary = ("NVIDIA GPUs (nvidia-smi): count = devices_per_host, one driver version, no uncorrected ECC "
-               "errors or pending row remaps, persistence mode on, no process holding a GPU; topo -m recorded")
+               "errors or pending row remaps, persistence mode on, no process holding a GPU, NVLinks up as on the "
+               "other GPUs of the model; topo -m recorded")
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
         return [Probe("tool", find_tool_snippet("nvidia-smi", SMI_PATHS), timeout=5),
                 Probe("query", _QUERY, timeout=30),
                 Probe("apps", tool_command("nvidia-smi", f"--query-compute-apps={APPS_FIELDS}",
                                            "--format=csv,nounits"), timeout=30),
-                Probe("topo", tool_command("nvidia-smi", "topo", "-m"), timeout=30)]
+                Probe("topo", tool_command("nvidia-smi", "topo", "-m"), timeout=30),
+                Probe("nvlink", tool_command("nvidia-smi", "nvlink", "-s"), timeout=30)]
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
         tool = outputs.get("tool")
         path = tool.stdout.strip().splitlines()[-1].strip() if tool and tool.ok and tool.stdout.strip() else None
         facts: Facts = {"tool": path, "error": None, "gpus": [], "driver": None, "processes": [],
-                        "apps_error": None, "topology": None}
+                        "apps_error": None, "topology": None, "nvlink": None}
         if path is None:
             return facts
         query = outputs.get("query", ProbeOutput("", "not run", None))
@@ -178,12 +185,14 @@ class GpuDevicesCheck(Check):
         if not apps.ok and not facts["processes"]:
             facts["apps_error"] = error_text(apps)
         facts["topology"] = parse_topology(outputs.get("topo", ProbeOutput("")).stdout)
+        facts["nvlink"] = parse_nvlink(outputs.get("nvlink", ProbeOutput("")).stdout)
         return facts
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
         findings: list[Finding] = []
         usable = {host: f for host, f in facts.items() if f.get("tool") and not f.get("error")}
         drivers = {host: str(f["driver"]) for host, f in usable.items() if f.get("driver")}
+        models = _nvlink_models(usable)
         for host in sorted(facts):
             host_facts = facts[host]
             if host not in usable:
@@ -198,6 +207,7 @@ class GpuDevicesCheck(Check):
             findings.append(_judge_rows(host, gpus))
             findings.append(_judge_persistence(host, gpus))
             findings.append(_judge_processes(host, host_facts, gpus))
+            findings.append(_judge_nvlink(host, host_facts.get("nvlink"), models))
         return findings
 
 
@@ -342,3 +352,61 @@ def _judge_processes(host: str, host_facts: Facts, gpus: Sequence[dict[str, Any]
                        observed=str(host_facts["apps_error"]), expected="nvidia-smi --query-compute-apps answers")
     return finding(check, host, Status.PASS, f"{check}: no process holds a GPU on {host}",
                    observed="none", expected="no process on any GPU")
+
+
+def _nvlink_models(usable: Mapping[str, Facts]) -> dict[str, tuple[tuple[int, bool], tuple[float | None, bool]]]:
+    """GPU model -> ((most common count of NVLinks up, strict majority?), (most common link speed, strict?)) over
+    every GPU of that model in the cluster."""
+    counts: dict[str, dict[str, int]] = {}
+    speeds: dict[str, dict[str, float | None]] = {}
+    for host, facts in usable.items():
+        for index, gpu in (facts.get("nvlink") or {}).items():
+            key = f"{host}:{index}"
+            counts.setdefault(str(gpu.get("name")), {})[key] = active_links(gpu)
+            speed = link_speed(gpu)
+            speeds.setdefault(str(gpu.get("name")), {})[key] = round(speed, 3) if speed else None
+    return {name: (majority(counts[name]), majority({k: v for k, v in speeds[name].items() if v})) for name in counts}
+
+
+def _judge_nvlink(host: str, nvlink: Mapping[str, Any] | None,
+                  models: Mapping[str, tuple[tuple[int, bool], tuple[float | None, bool]]]) -> Finding:
+    check = "gpu.devices.nvlink"
+    if not nvlink:
+        return finding(check, host, Status.SKIP, f"{check}: nvidia-smi nvlink -s listed no GPU on {host}")
+    down: list[str] = []
+    none_up: list[str] = []
+    slow: list[str] = []
+    for index, gpu in sorted(nvlink.items(), key=lambda item: int(item[0])):
+        (count, count_sure), (speed, speed_sure) = models[str(gpu.get("name"))]
+        up, mine = active_links(gpu), link_speed(gpu)
+        if up == 0 and count > 0 and count_sure:
+            none_up.append(f"GPU {index}: no NVLink up (most {gpu.get('name')} have {count})")
+        elif 0 < up < count and count_sure:
+            off = sorted((k for k, v in (gpu.get("links") or {}).items() if not v), key=int)
+            down.append(f"GPU {index}: {up} of {count} NVLinks up (down: {', '.join(off) or 'none listed'})")
+        elif mine and speed and speed_sure and mine < 0.9 * speed:
+            slow.append(f"GPU {index}: NVLinks at {mine:g} GB/s (most {gpu.get('name')} run {speed:g})")
+    first = next(iter(down or slow or none_up), "GPU 0").split(":")[0].removeprefix("GPU ")
+    remedy = (f"nvidia-smi nvlink -s -i {first}; nvidia-smi nvlink -e -i {first}  # error counters; drain the node "
+              "and have the GPU/baseboard (or its NVLink bridge) checked; on NVSwitch systems also "
+              "systemctl status nvidia-fabricmanager")
+    if down or slow:
+        listing = "; ".join(down + slow)
+        return finding(check, host, Status.FAIL,
+                       f"{check}: {host} has NVLinks down or slow ({listing}): NCCL's traffic between these GPUs "
+                       "runs at a fraction of the other nodes' speed, or falls back to PCIe",
+                       observed=listing, expected="as many NVLinks up, at the same speed, as on the other GPUs",
+                       device=int(first), remedy=remedy)
+    if none_up:
+        listing = "; ".join(none_up)
+        return finding(check, host, Status.WARN,
+                       f"{check}: {host} has GPUs with no NVLink up ({listing}): an NVLink bridge missing, or "
+                       "NVLink disabled; their traffic goes over PCIe", observed=listing,
+                       expected="NVLinks up as on the other GPUs of the model", device=int(first), remedy=remedy)
+    ups = sorted({active_links(g) for g in nvlink.values()})
+    speeds = sorted({s for g in nvlink.values() if (s := link_speed(g))})
+    what = ("no NVLink" if ups == [0] else
+            f"{'/'.join(map(str, ups))} NVLinks up per GPU" + (f" at {'/'.join(f'{s:g}' for s in speeds)} GB/s"
+                                                              if speeds else ""))
+    return finding(check, host, Status.PASS, f"{check}: {len(nvlink)} GPUs on {host}: {what}",
+                   observed=what, expected="NVLinks up as on the other GPUs of the model")

@@ -54,16 +54,18 @@ def torch_facts(ctx: EvalContext) -> dict[str, Facts]:
     return {h.name: {"torch": True, "torch_npu": False} for h in ctx.hosts}
 
 
-def line(pair: Pair, rank: int, busbw: float, correct: bool = True, error: str | None = None) -> str:
+def line(pair: Pair, rank: int, busbw: float, correct: bool = True, error: str | None = None,
+         top: int = 4 << 20) -> str:
     sizes = [{"bytes": 1 << 20, "time_s": 0.001, "algbw_gbps": busbw * 2, "busbw_gbps": busbw * 2, "correct": True},
-             {"bytes": 4 << 20, "time_s": 0.004, "algbw_gbps": busbw, "busbw_gbps": busbw, "correct": correct}]
+             {"bytes": top, "time_s": 0.004, "algbw_gbps": busbw, "busbw_gbps": busbw, "correct": correct}]
     return json.dumps({"pair": pair.index, "rank": rank, "sizes": [] if error else sizes, "error": error})
 
 
 def run(ctx: EvalContext, speed: dict[frozenset[str], float] | Callable[[Pair], float],
         errors: frozenset[frozenset[str]] = frozenset(),
-        wrong: frozenset[frozenset[str]] = frozenset()) -> list[Finding]:
-    """Judge a simulated run: pair (host set, or a function of the pair) -> busbw; pairs in ``errors`` fail."""
+        wrong: frozenset[frozenset[str]] = frozenset(), top: int = 4 << 20) -> list[Finding]:
+    """Judge a simulated run: pair (host set, or a function of the pair) -> busbw at sizes up to ``top`` bytes;
+    pairs in ``errors`` fail."""
     facts = torch_facts(ctx)
     outcomes = []
     for pairs in CHECK.rounds(facts, ctx):
@@ -73,7 +75,7 @@ def run(ctx: EvalContext, speed: dict[frozenset[str], float] | Callable[[Pair], 
             busbw = speed(p) if callable(speed) else speed.get(key, 1.0)
             for rank, host in ((0, p.host), (1, p.peer)):
                 err = "DistStoreError: timed out" if key in errors else None
-                text.setdefault(host, []).append(line(p, rank, busbw, key not in wrong, err))
+                text.setdefault(host, []).append(line(p, rank, busbw, key not in wrong, err, top))
         outcomes.append(StepOutcome({}, {h: {"ranks": ProbeOutput("\n".join(t) + "\n")} for h, t in text.items()}))
     return CHECK.judge(facts, outcomes, ctx)
 
@@ -432,6 +434,35 @@ def test_mixed_nvlink_and_pcie_pairs_are_judged_within_their_class() -> None:
     fails = [f for f in findings if f.status == Status.FAIL]
     assert {(f.host, f.device, f.peer_device) for f in fails} == {("n2", 0, 1), ("n2", 1, 0)}
     assert all("NV2 intra-host" in f.message for f in fails)
+
+
+def nvlink_context(env: dict[str, str] | None = None) -> EvalContext:
+    """3 hosts of 4 GPUs in the MIXED topology whose nvidia-smi nvlink -s gives 25 GB/s per link: GPU0/1 two links
+    each (their NV2), GPU2/3 one (their NV1)."""
+    base = topo_context(3, 4, "gpu", {"gpu": {"rows": MIXED}})
+    nvlink = {str(g): {"name": "Tesla V100-SXM2-32GB", "links": {str(k): 25.0 for k in range(2 if g < 2 else 1)}}
+              for g in range(4)}
+    hosts = [Host(name=h.name, address=h.address, env=env or {}) for h in base.hosts]
+    other = {"gpu.devices": {h: {**facts, "nvlink": nvlink} for h, facts in base.other_facts["gpu.devices"].items()}}
+    return EvalContext(base.cluster, hosts, base.params, other)
+
+
+def test_nvlink_pairs_alike_but_far_below_their_links_rate_fail_the_floor() -> None:
+    # every NVLink pair at 5 GB/s: they agree with each other, but NV2 = 2 x 25 GB/s asks for 0.25 x 50 = 12.5
+    # and NV1 for 6.25 at 64 MiB (traffic fallen back to PCIe looks like this)
+    def slow(p: Pair) -> float:
+        return 5.0 if p.link.startswith("NV") else gpu_speed()(p)
+
+    findings = run(nvlink_context(), slow, top=64 << 20)
+    fails = [f for f in findings if f.status == Status.FAIL]
+    assert {f.device for f in fails} == {0, 1, 2, 3} and {f.host for f in fails} == {"n1", "n2", "n3"}
+    assert any("floor 12.5 GB/s: 0.25 x NV2 x 25 GB/s per link (nvidia-smi nvlink -s) at 64 MiB" in (f.observed or "")
+               for f in fails), [f.observed for f in fails]
+    healthy = run(nvlink_context(), gpu_speed(), top=64 << 20)  # NV2 40, NV1 20 GB/s: above 12.5 and 6.25
+    assert not [f for f in healthy if f.status != Status.PASS], [f.message for f in healthy if f.status != "pass"]
+    assert not [f for f in run(nvlink_context(), slow) if f.status == Status.FAIL], "4 MiB: too small to judge"
+    p2p_off = nvlink_context(env={"NCCL_P2P_DISABLE": "1"})  # the job itself will not use NVLink
+    assert not [f for f in run(p2p_off, slow, top=64 << 20) if f.status == Status.FAIL]
 
 
 def fabric_context(n: int, rate: int, env: dict[str, str] | None = None) -> EvalContext:

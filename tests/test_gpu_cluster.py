@@ -98,7 +98,8 @@ def test_healthy_cluster_passes(clean: NetnsCluster, tmp_path: Path) -> None:
     assert code == 1  # only because of this machine's real state
     assert not_passing(report) == MACHINE
     for check in ("gpu.devices.smi", "gpu.devices.count", "gpu.devices.driver", "gpu.devices.ecc",
-                  "gpu.devices.rows", "gpu.devices.persistence", "gpu.devices.processes", "gpu.fabric.ports",
+                  "gpu.devices.rows", "gpu.devices.persistence", "gpu.devices.processes", "gpu.devices.nvlink",
+                  "gpu.fabric.ports",
                   "gpu.fabric.link_layer", "gpu.fabric.rate", "gpu.fabric.memlock", "nccl.socket_ifname",
                   "nccl.ib_hca", "nccl.debug", "nccl.conf", "nccl.visible_devices"):
         assert sorted(by_host(report, check)) == NODES, check
@@ -119,6 +120,7 @@ def test_each_fault_is_named_on_its_host(clean: NetnsCluster, tmp_path: Path) ->
     short["hcas"][1]["ports"][0].update(state="Down", physical="Polling")
     ecc = healthy_state(GPUS, node=2)
     ecc["gpus"][1]["ecc_volatile"] = 3
+    ecc["gpus"][0]["nvlinks"] = [26.562] * 17 + [None]  # link 17 <inactive>; the other H100s have 18 up
     drift = healthy_state(GPUS, node=3, driver="580.95.05")
     for node, state in zip(NODES, (short, ecc, drift), strict=True):
         write_state(clean, node, state)
@@ -130,12 +132,15 @@ def test_each_fault_is_named_on_its_host(clean: NetnsCluster, tmp_path: Path) ->
     assert not_passing(report) == MACHINE | {
         ("gpu.devices.count", "node1", "fail"), ("gpu.fabric.ports", "node1", "fail"),
         ("gpu.devices.ecc", "node2", "fail"), ("gpu.fabric.memlock", "node2", "fail"),
+        ("gpu.devices.nvlink", "node2", "fail"),
         ("gpu.devices.driver", "node3", "warn"), ("nccl.socket_ifname", "node3", "fail"),
         ("nccl.ib_hca", "node3", "fail"), ("nccl.debug", "node3", "warn"), ("nccl.conf", "node3", "warn")}
     assert "node1 has 1 GPUs, devices_per_host is 2" in by_host(report, "gpu.devices.count")["node1"]["message"]
     assert "mlx5_1 port 1: Down" in by_host(report, "gpu.fabric.ports")["node1"]["message"]
     ecc_finding = by_host(report, "gpu.devices.ecc")["node2"]
     assert "GPU 1: 3 uncorrected" in ecc_finding["message"] and ecc_finding["device"] == 1
+    nvlink = by_host(report, "gpu.devices.nvlink")["node2"]
+    assert "GPU 0: 17 of 18 NVLinks up (down: 17)" in nvlink["message"] and nvlink["device"] == 0
     assert f"65536 bytes (hard {hard})" in by_host(report, "gpu.fabric.memlock")["node2"]["message"]
     assert "580.95.05" in by_host(report, "gpu.devices.driver")["node3"]["message"]
     ifname = by_host(report, "nccl.socket_ifname")["node3"]

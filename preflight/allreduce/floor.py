@@ -1,4 +1,4 @@
-"""An absolute floor for inter-host pairs from the hardware: what the RDMA ports' line rate allows, so a
+"""An absolute floor for pairs from the hardware: what the RDMA ports' (or NVLinks') line rate allows, so a
 cluster whose every link runs at a fraction of its rate fails even though all pairs agree.
 
 Applied only where the rate is known and the link is real:
@@ -10,13 +10,15 @@ Applied only where the rate is known and the link is real:
 * npu clusters: every NPU has its own RoCE port, so an inter pair (device k of both hosts) runs over two
   ports of its own; the floor is ``EFFICIENCY`` of the slower one's speed (hccn.link's ``hccn_tool -i k
   -speed -g``, Mb/s).
+* NVLink pairs inside a gpu host (``NV#`` in ``nvidia-smi topo -m``): # links x the slower GPU's per-link speed
+  (gpu.devices' ``nvidia-smi nvlink -s`` facts) x an efficiency that depends on the size the pair was judged at
+  (``NVLINK_EFFICIENCY``): NCCL reaches a far smaller share of NVLink's rate at a few MiB than at GiB. None
+  below 16 MiB, none where the job's env disables P2P (``NCCL_P2P_DISABLE=1``: the job will not use NVLink
+  either) or remaps devices (``CUDA_VISIBLE_DEVICES``: device k is then not nvidia-smi's GPU k).
 
-Not for intra-host pairs (NVLink, PCIe, HCCS) nor cpu clusters (veth). For NVLink the per-link rate is
-readable (``nvidia-smi nvlink -s``: ``Link 0: 26.562 GB/s``), but what NCCL's 2-GPU all_reduce reaches over it at
-this test's sizes (64 MiB at most, a few iterations) depends on the generation, the protocol and the size, and no
-figure we could check was at hand: a guessed efficiency would fail healthy nodes. An intra pair is judged
-against its class (NV#, PIX, SYS, HCCS) over every host instead, so one slow pair, or every NVLink of one node,
-is caught while the other nodes are healthy; only a whole cluster degraded alike passes.
+Not for PCIe, HCCS or cpu clusters (veth): no rate is read for them. An intra pair is judged against its class
+(NV#, PIX, SYS, HCCS) over every host as well, so one slow pair, or every link of one node, is caught while the
+other nodes are healthy.
 ``checks.allreduce.floor_gbps`` > 0 replaces it.
 
 EFFICIENCY 0.4: nccl-tests all_reduce between two nodes reaches ~80-90 % of the line rate at GiB messages;
@@ -40,8 +42,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.ib_hca import selected_ports
+from preflight.nvlink import link_speed
 
 EFFICIENCY = 0.4
+MiB = 1 << 20
+# (smallest judged size, share of # NVLinks x link speed). Measured reference (nccl-tests all_reduce_perf on
+# 8 x A100-SXM4-80GB, NV12 = 12 x 25 GB/s, a public write-up found with the project's code search): busbw
+# 113-138 GB/s at 16 MiB and 169-191 GB/s at 64 MiB, i.e. 0.38-0.46 and 0.56-0.64 of the rate; the floor asks
+# for well under half of that, so a healthy pair passes and one whose traffic falls back to PCIe (P2P off, a
+# link group down: a few tens of GB/s) does not.
+NVLINK_EFFICIENCY = ((64 * MiB, 0.25), (16 * MiB, 0.15))
 
 
 def host_floor(fabric: Mapping[str, Any], env: Mapping[str, str], concurrent: int) -> float | None:
@@ -94,4 +104,45 @@ def npu_pair_floors(pairs: list[Any], links: Mapping[str, Mapping[str, Any]]) ->
             continue
         floors[pair.index] = (min(e for e in ends if e is not None),
                               f"{EFFICIENCY:g} x the slower NPU port's speed (hccn_tool -speed)")
+    return floors
+
+
+def nvlink_efficiency(size: int) -> float | None:
+    """The share of the NVLink rate a pair judged at ``size`` bytes must reach; None: too small to judge.
+
+    >>> nvlink_efficiency(64 << 20), nvlink_efficiency(16 << 20), nvlink_efficiency(4 << 20)
+    (0.25, 0.15, None)
+    """
+    return next((share for smallest, share in NVLINK_EFFICIENCY if size >= smallest), None)
+
+
+def nvlink_pair_floors(results: list[Any], gpu_facts: Mapping[str, Mapping[str, Any]],
+                       envs: Mapping[str, Mapping[str, str]]) -> dict[int, tuple[float, str]]:
+    """Intra NVLink pair index -> (floor GB/s, how), from each result's pair (``NV#`` link class) and size.
+
+    >>> from types import SimpleNamespace as NS
+    >>> pair = NS(index=3, kind="intra", link="NV2", host="a", device=0, peer_device=1)
+    >>> facts = {"a": {"nvlink": {"0": {"links": {"0": 25.0, "1": 25.0}}, "1": {"links": {"0": 25.0, "1": 25.0}}}}}
+    >>> nvlink_pair_floors([NS(pair=pair, size=64 << 20)], facts, {})
+    {3: (12.5, '0.25 x NV2 x 25 GB/s per link (nvidia-smi nvlink -s) at 64 MiB')}
+    >>> nvlink_pair_floors([NS(pair=pair, size=64 << 20)], facts, {"a": {"NCCL_P2P_DISABLE": "1"}})
+    {}
+    """
+    floors: dict[int, tuple[float, str]] = {}
+    for result in results:
+        pair = result.pair
+        if pair.kind != "intra" or not pair.link.startswith("NV") or not pair.link[2:].isdigit():
+            continue
+        env = envs.get(pair.host) or {}
+        share = nvlink_efficiency(int(result.size))
+        if share is None or env.get("NCCL_P2P_DISABLE", "").strip() == "1" or "CUDA_VISIBLE_DEVICES" in env:
+            continue
+        gpus = (gpu_facts.get(pair.host) or {}).get("nvlink") or {}
+        speeds = [link_speed(gpus.get(str(d)) or {}) for d in (pair.device, pair.peer_device)]
+        if any(s is None for s in speeds):
+            continue
+        speed = min(s for s in speeds if s is not None)
+        floors[pair.index] = (share * int(pair.link[2:]) * speed,
+                              f"{share:g} x {pair.link} x {speed:g} GB/s per link (nvidia-smi nvlink -s) at "
+                              f"{int(result.size) // MiB} MiB")
     return floors
