@@ -26,6 +26,10 @@ from collections.abc import Mapping, Sequence
 from preflight.inventory import ClusterSpec, Host
 
 MARK = "preflight-setup:"
+CANN_ENV_REMEDY = (  # npu.env and npu.torch: what loads CANN in the job's shell
+    "source CANN's set_env.sh in the job's shell: hosts.yaml setup: [source /usr/local/Ascend/ascend-toolkit/"
+    "set_env.sh] (where CANN is installed) and the same line in the launch script; if it is already there, "
+    "check the toolkit: ls $ASCEND_HOME_PATH/lib64/libascendcl.so")
 # CANN's environment script, where the toolkit is installed: ASCEND_HOME_PATH (.../ascend-toolkit/latest, set by
 # an earlier set_env.sh or the user), the default root install, the default non-root install.
 DEFAULT_NPU_SETUP = (

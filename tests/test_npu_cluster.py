@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from ascend_sim import healthy_state, install, tools_dir, uninstall
+from ascend_sim import TORCH_NPU_SIM, healthy_state, install, install_toolkit, tools_dir, uninstall, uninstall_toolkit
 from cli_runner import by_host, not_passing
 from conftest import cluster_fixture
 from netns_cluster import NetnsCluster
@@ -47,12 +47,13 @@ def state(chip: str, node: int) -> dict[str, Any]:
     return healthy_state(chip, [f"192.168.{node}.{10 + i}" for i in range(8)])
 
 
-def run(cluster: NetnsCluster, tmp_path: Path, accelerator: str = "npu") -> tuple[int, dict[str, Any], Path]:
+def run(cluster: NetnsCluster, tmp_path: Path, accelerator: str = "npu",
+        checks: str = ",".join(IDS)) -> tuple[int, dict[str, Any], Path]:
     hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml",
                                      cluster={"accelerator": accelerator, "devices_per_host": 8})
     record = tmp_path / "record"
     proc = subprocess.run([sys.executable, "-m", "preflight", "run", "--hosts", str(hosts), "--json", "--checks",
-                           "npu", "--report-dir", str(tmp_path / "report"), "--record", str(record)],
+                           checks, "--report-dir", str(tmp_path / "report"), "--record", str(record)],
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode in (0, 1, 4), proc.stderr
     return proc.returncode, json.loads(proc.stdout), record
@@ -112,10 +113,11 @@ def test_driver_not_loaded_is_an_error(clean: NetnsCluster, tmp_path: Path) -> N
 
 
 def test_not_an_npu_cluster_is_one_skip(clean: NetnsCluster, tmp_path: Path) -> None:
-    code, report, _ = run(clean, tmp_path, accelerator="gpu")
+    code, report, _ = run(clean, tmp_path, accelerator="gpu", checks="npu")  # the whole family: one skip per check
     assert code == 0
     npu = [f for f in report["findings"] if f["check"].startswith("npu.")]
-    assert [(f["check"], f["host"], f["status"]) for f in npu] == [("npu.devices", None, "skip")]
+    assert sorted((f["check"], f["host"], f["status"]) for f in npu) == [
+        ("npu.devices", None, "skip"), ("npu.env", None, "skip"), ("npu.torch", None, "skip")]
 
 
 def test_hccl_env_read_from_the_jobs_shell(clean: NetnsCluster, tmp_path: Path) -> None:
@@ -147,3 +149,34 @@ def test_hccl_env_read_from_the_jobs_shell(clean: NetnsCluster, tmp_path: Path) 
     assert found["node2"]["remedy"].startswith("export HCCL_CONNECT_TIMEOUT=7200")
     assert "HCCL_WHITELIST_FILE is unset" in found["node4"]["observed"]
     assert by_host(report, "hccl.env_consistency")["node3"]["expected"] == "HCCL_IF_BASE_PORT unset"
+
+
+def test_npu_env_and_torch_import_in_the_jobs_shell(clean: NetnsCluster, tmp_path: Path) -> None:
+    """CANN on nodes 1-3 (the default setup: sources its set_env.sh), none on node4; node3's npu-smi lists 4 NPUs:
+    npu.env fails on node4 only; the smoke import (npu.torch, through the simulated torch_npu) fails there with
+    torch_npu's own ImportError, and on node3 with the device count."""
+    for index, node in enumerate(NODES):
+        devices = 4 if node == "node3" else 8
+        install(clean, node, healthy_state("910B3", [f"192.168.{index}.{10 + i}" for i in range(devices)]))
+        if node != "node4":
+            install_toolkit(clean, node)
+    hosts = clean.write_hosts_yaml(tmp_path / "hosts.yaml", cluster={"accelerator": "npu", "devices_per_host": 8},
+                                   extra_defaults={"env": {"PYTHONPATH": str(TORCH_NPU_SIM)}})
+    try:
+        proc = subprocess.run([sys.executable, "-m", "preflight", "run", "--hosts", str(hosts), "--json", "--checks",
+                               "npu.env,npu.torch", "--report-dir", str(tmp_path / "r"), "--record",
+                               str(tmp_path / "record")], capture_output=True, text=True, timeout=180, check=False)
+    finally:
+        for node in NODES:
+            uninstall_toolkit(clean, node)
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    assert not_passing(report) == {("npu.env", "node4", "fail"), ("npu.torch", "node4", "fail"),
+                                   ("npu.torch", "node3", "fail")}
+    env = by_host(report, "npu.env")
+    assert "sourced /usr/local/Ascend/ascend-toolkit/set_env.sh" in env["node1"]["message"]
+    assert "ASCEND_HOME_PATH unset" in env["node4"]["observed"] and "libhccl.so not found" in env["node4"]["observed"]
+    torch = by_host(report, "npu.torch")
+    assert torch["node4"]["observed"].startswith("ImportError: libhccl.so: cannot open shared object file")
+    assert "set_env.sh" in torch["node4"]["remedy"]
+    assert torch["node3"]["observed"] == "device_count 4" and torch["node1"]["message"].endswith("8 NPUs visible")
