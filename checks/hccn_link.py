@@ -4,6 +4,10 @@ Per device N (0..devices_per_host-1) one batched script runs ``hccn_tool -i N -l
 ``-lldp -g``, ``-tls -g``, ``-optical -g``, ``-mtu -g`` and ``-speed -g`` (devices in parallel, each call under
 ``timeout``).
 ``hccn_tool`` is looked up on PATH and in ``/usr/local/Ascend/driver/tools`` (often not on PATH).
+A second script reads each port's history, ``-link_stat -g`` (preflight.ascend.link_stat), with the host's
+``/proc/uptime``: a LINK DOWN in the last ``flap_window_h`` hours (24) while the node was up (more than 15
+minutes after boot: a reboot records its own) warns, even when the link is UP now: a port that flaps aborts HCCL
+jobs mid-run (RoCE CQE errors, EI0013).
 
 Rules: link UP; net_health Success or Init (MindCluster's npu-exporter counts both as healthy; ``Detect
 ip set``, no netdetect address configured, warns with the command that sets one); an LLDP neighbour seen
@@ -32,6 +36,7 @@ from preflight.ascend.hccn_tool import (
     call_error,
     first_line,
 )
+from preflight.ascend.link_stat import parse_link_stat
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
 from preflight.inventory import ClusterSpec, Host
@@ -149,24 +154,31 @@ class HccnLinkCheck(Check):
     family = "hccn"
     name = "hccn.link"
     ids = ("hccn.link", "hccn.link.up", "hccn.link.net_health", "hccn.link.lldp", "hccn.link.tls",
-           "hccn.link.optical", "hccn.link.mtu", "hccn.link.speed")
+           "hccn.link.optical", "hccn.link.mtu", "hccn.link.speed", "hccn.link.flaps")
+    params = {"flap_window_h": 24}
     accelerators = frozenset({"npu"})
     not_applicable = "hccn_tool checks apply to Ascend NPUs only"
     summary = ("NPU RoCE ports (hccn_tool): link UP, net_health Success, LLDP neighbour, optical module present, "
-               "TLS switch, MTU and port speed consistent across the cluster")
+               "TLS switch, MTU and port speed consistent across the cluster, no link flap in the last day")
     order = 72
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
         devices = max(1, cluster.devices_per_host)
         probe = Probe("link", hccn_script(link_probe_calls(devices)), timeout=CALL_TIMEOUT * len(OPS) + 10)
-        return [probe]
+        history = {dev: [("link_stat", ["-link_stat", "-g"])] for dev in range(devices)}
+        return [probe, Probe("link_stat", hccn_script(history), timeout=CALL_TIMEOUT + 10),
+                Probe("uptime", "cat /proc/uptime", timeout=5)]
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
-        if "link" not in outputs:
+        main = outputs.get("link")
+        if main is None and "link_stat" not in outputs:
             return {"tool": None, "looked": None, "error": None, "devices": {}, "not_run": True}
-        facts, calls = tool_facts(outputs["link"])
-        devices = {dev: parse_link_device(ops) for dev, ops in calls.devices.items()}
+        facts, calls = tool_facts(main if main is not None else outputs["link_stat"])
+        devices = {dev: parse_link_device(ops) for dev, ops in calls.devices.items()} if main is not None else {}
         facts["devices"] = dict(sorted(devices.items(), key=lambda item: int(item[0])))
+        facts["flaps"] = parse_flaps(outputs["link_stat"]) if "link_stat" in outputs else None
+        uptime = outputs.get("uptime", ProbeOutput("")).stdout.split()
+        facts["uptime_s"] = int(float(uptime[0])) if uptime and _number(uptime[0]) else None
         return facts
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
@@ -194,6 +206,10 @@ class HccnLinkCheck(Check):
         majors = {op: _cluster_majority(usable, op) for op in ("tls", "mtu", "speed")}
         for host, devices in usable.items():
             findings += self._judge_host(host, devices, majors)
+            flaps = facts[host].get("flaps")
+            if flaps:
+                findings.append(_judge_flaps(f"{self.name}.flaps", host, flaps, facts[host].get("uptime_s"),
+                                             float(ctx.params.get("flap_window_h", 24))))
         return findings
 
     def _judge_host(self, host: str, devices: Mapping[str, dict[str, Any]],
@@ -328,3 +344,68 @@ def _pass_text(op: str, devices: Mapping[str, Mapping[str, Any]], majors: Mappin
         return (f"{'device' if len(read) == 1 else 'devices'} {_devices_text(read)}: port speed "
                 f"{majors['speed'][0]} Mb/s, as on the rest of the cluster")
     return f"{ids}: MTU {majors['mtu'][0]}, as on the rest of the cluster"
+
+
+BOOT_GRACE_S = 900  # link changes in the first 15 minutes after boot are the boot's own
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def parse_flaps(output: ProbeOutput) -> dict[str, Any]:
+    """Device -> its parsed ``-link_stat -g`` (preflight.ascend.link_stat), ``{"unsupported": True}`` or
+    ``{"error": why}``."""
+    _, calls = tool_facts(output)
+    found: dict[str, Any] = {}
+    for dev, ops in sorted(calls.devices.items(), key=lambda item: int(item[0])):
+        out, rc = ops.get("link_stat", ("", None))
+        why = call_error(out, rc)
+        if NOT_SUPPORTED in out.lower():
+            found[dev] = {"unsupported": True}
+        elif why is not None:
+            found[dev] = {"error": why}
+        else:
+            found[dev] = parse_link_stat(out) or {"error": f"unrecognised output: {first_line(out)}"}
+    return found
+
+
+def _ago(seconds: int) -> str:
+    """30 min, 12.9 h."""
+    return f"{max(0, seconds) // 60} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+def _judge_flaps(check: str, host: str, flaps: Mapping[str, Any], uptime: int | None, window_h: float) -> Finding:
+    """Warn for ports that went down within the window while the node was up; pass otherwise."""
+    window = window_h * 3600
+    recent: list[str] = []
+    read: list[int] = []
+    for dev, stat in flaps.items():
+        downs = stat.get("downs") if isinstance(stat, dict) else None
+        if downs is None:
+            continue
+        read.append(int(dev))
+        since_boot = uptime - BOOT_GRACE_S if uptime is not None else window
+        mine = [age for age in downs if age <= min(window, since_boot)]
+        if mine:
+            recent.append(f"device {dev}: {len(mine)} link down(s) in the last {window_h:g} h (last "
+                          f"{stat.get('last_down')}, {_ago(min(mine))} before the port's clock now)")
+    if recent:
+        first = recent[0].split(":")[0].removeprefix("device ")
+        return finding(check, host, Status.WARN,
+                       f"{check}: RoCE ports of {host} went down while the node was up ({'; '.join(recent)}): a "
+                       "port that flaps aborts HCCL jobs mid-run (RoCE CQE errors, EI0013) even while it is UP now",
+                       observed="; ".join(recent), expected=f"no link down in the last {window_h:g} h",
+                       device=int(first) if len(recent) == 1 else None,
+                       remedy=f"hccn_tool -i {first} -link_stat -g; hccn_tool -i {first} -optical -g  # check the "
+                              "optical module, the cable and the switch port's log for the same times")
+    if not read:
+        return finding(check, host, Status.SKIP, f"{check}: no port history readable on {host} (hccn_tool -i N "
+                       "-link_stat -g)")
+    return finding(check, host, Status.PASS,
+                   f"{check}: {'device' if len(read) == 1 else 'devices'} {_devices_text(sorted(read))}: no link down "
+                   f"in the last {window_h:g} h while the node was up")

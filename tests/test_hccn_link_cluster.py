@@ -7,6 +7,7 @@ Each case breaks one thing on one node through the simulator's state file, runs
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -21,7 +22,7 @@ from netns_cluster import NetnsCluster
 pytestmark = pytest.mark.cluster
 
 DEVICES = 4  # devices_per_host: 4 instead of 8 keeps each run around a second
-SUBS = ("up", "net_health", "lldp", "tls", "optical", "mtu", "speed")
+SUBS = ("up", "net_health", "lldp", "tls", "optical", "mtu", "speed", "flaps")
 
 
 def node_ips(k: int) -> list[str]:
@@ -114,6 +115,17 @@ def test_missing_lldp_neighbour_warns(cluster: NetnsCluster, tmp_path: Path) -> 
     code, findings = broken(cluster, tmp_path, 1, lambda s: s["devices"][2].update(lldp=None))
     assert code == 0, "a missing LLDP neighbour is a warning"
     assert problems(findings) == [("hccn.link.lldp", "node1", "warn", 2)]
+
+
+def test_a_port_that_flapped_half_an_hour_ago_warns(cluster: NetnsCluster, tmp_path: Path) -> None:
+    # LINK DOWN 30 min ago, UP again a minute later (the port is UP now); the boot's own LINK UP stays ignored
+    flap = [[1740, "UP"], [1800, "DOWN"], [10 ** 9, "UP"]]
+    code, findings = broken(cluster, tmp_path, 4, lambda s: s["devices"][2].update(link_changes=flap))
+    assert code == 0, "a flap in the past is a warning"
+    assert problems(findings) == [("hccn.link.flaps", "node4", "warn", 2)]
+    warned = next(f for f in findings if f["status"] == "warn")
+    assert "device 2: 1 link down(s) in the last 24 h" in warned["message"]
+    assert re.search(r"(29|30) min before the port's clock now", warned["message"]), warned["message"]
 
 
 def test_tls_mismatch_on_one_node(cluster: NetnsCluster, tmp_path: Path) -> None:
