@@ -70,6 +70,18 @@ def unknown_item(item: str, known: Sequence[str] | set[str]) -> str:
     return f"unknown check {item!r} ({hint})"
 
 
+def _asks_for(check: Check, item: str) -> bool:
+    """Whether ``--checks item`` runs ``check``: a family runs its default checks only (``--checks npu`` is not the
+    slow torch_npu import); a check named by its ident or one of its finding ids runs whatever its default.
+
+    >>> from preflight.checks import all_checks
+    >>> torch = next(c for c in all_checks() if c.ident == "npu.torch")
+    >>> _asks_for(torch, "npu"), _asks_for(torch, "npu.torch")
+    (False, True)
+    """
+    return check.selected_by(item) and (check.by_default or item != check.family or item == check.ident)
+
+
 def select_checks(selected: Sequence[str], skipped: Sequence[str], scope: str | None = None) -> Selection:
     """``--checks`` / ``--skip`` items -> the checks to run, with every family they need (transitively), what to
     report and what to leave out. ``scope="node"``: only checks judged from one host.
@@ -99,7 +111,7 @@ def select_checks(selected: Sequence[str], skipped: Sequence[str], scope: str | 
     skip_checks = [s for s in skipped if s in whole]
     dropped = tuple(s for s in skipped if s not in whole)
     wanted = {c.ident for c in pool if not any(c.selected_by(s) for s in skip_checks)
-              and ((not selected and c.by_default) or any(c.selected_by(s) for s in selected))}
+              and ((not selected and c.by_default) or any(_asks_for(c, s) for s in selected))}
     if not wanted:
         asked = f"--checks {','.join(selected)} " if selected else ""
         raise UsageError(f"{asked}--skip {','.join(skipped)}: no check left to run")

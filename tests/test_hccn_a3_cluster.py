@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ascend_sim import a3_state, install, uninstall, write_state
+from ascend_sim import a3_state, install, install_toolkit, uninstall, uninstall_toolkit, write_state
 from conftest import cluster_fixture
 from netns_cluster import NetnsCluster
 
@@ -57,11 +57,13 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsCluster]:
             try:
                 for index, node in enumerate(NODES):
                     install(built, node, state(index))
+                    install_toolkit(built, node)  # CANN, as on a real node (npu.env)
                     built.set_etc_file(node, "hccn.conf", conf_text(state(index)))
                 yield built
             finally:
                 for node in NODES:
                     uninstall(built, node)
+                    uninstall_toolkit(built, node)
     finally:
         if created and HOST_ETC.exists() and HOST_ETC.stat().st_size == 0:
             HOST_ETC.unlink()
