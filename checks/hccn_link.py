@@ -12,7 +12,8 @@ jobs mid-run (RoCE CQE errors, EI0013).
 Rules: link UP; net_health Success or Init (MindCluster's npu-exporter counts both as healthy; ``Detect
 ip set``, no netdetect address configured, warns with the command that sets one); an LLDP neighbour seen
 (warn when not: see ``LLDP_WHY``); TLS switch the same on every device of the cluster (both ends of a
-link must agree); optical module present; MTU the same on every device of the cluster; port speed
+link must agree); optical module present, each lane's Tx/Rx power and its temperature within the module's own
+thresholds (preflight.ascend.optical); MTU the same on every device of the cluster; port speed
 (``Speed: 200000 Mb/s``; ``Unknown!`` while the link is down, as MindCluster's npu-exporter reads it) the same
 on every device: a port slower than the cluster's majority fails (HCCL's ring runs at its slowest link), one
 faster warns (mixed generations). The cluster majority decides TLS, MTU and speed; without one every device
@@ -37,6 +38,7 @@ from preflight.ascend.hccn_tool import (
     first_line,
 )
 from preflight.ascend.link_stat import parse_link_stat
+from preflight.ascend.optical import optical_problems, parse_optical
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
 from preflight.inventory import ClusterSpec, Host
@@ -119,6 +121,7 @@ def parse_link_device(outputs: Mapping[str, tuple[str, int | None]], ops: Sequen
             device[op] = match[1].upper()
         elif op == "optical":
             device[op] = " ".join(match[1].lower().split())
+            device["optical_power"] = parse_optical(out)
         elif op in ("tls", "mtu", "speed"):
             device[op] = int(match[1])
         else:
@@ -236,7 +239,7 @@ class HccnLinkCheck(Check):
                     continue
                 if op == "speed" and device.get(op) is None:
                     continue  # link down: no speed to compare (hccn.link.up fails it)
-                problem = _judge_op(check, host, n, op, device.get(op), majors)
+                problem = _judge_op(check, host, n, op, device.get(op), majors, device.get("optical_power"))
                 if problem is not None:
                     bad.append(problem)
             unread = [d for d in devices.values() if op == "speed" and d.get("speed") is None
@@ -256,7 +259,7 @@ def _cluster_majority(usable: Mapping[str, Mapping[str, Mapping[str, Any]]], op:
 
 
 def _judge_op(check: str, host: str, n: int, op: str, value: Any,
-              majors: Mapping[str, tuple[Any, bool]]) -> Finding | None:
+              majors: Mapping[str, tuple[Any, bool]], power: dict[str, Any] | None = None) -> Finding | None:
     if op == "link" and value != "UP":
         return finding(check, host, Status.FAIL,
                        f"{check}: device {n} link is {value}: HCCL cannot use this NPU's RoCE port (cable, optical "
@@ -284,6 +287,16 @@ def _judge_op(check: str, host: str, n: int, op: str, value: Any,
                        f"{check}: device {n} optical module is '{value}': the port has no working transceiver",
                        observed=str(value), expected="present", device=n,
                        remedy=f"hccn_tool -i {n} -optical -g  # reseat or replace the optical module")
+    if op == "optical" and (out_of_range := optical_problems(power)):
+        return finding(check, host, Status.FAIL,
+                       f"{check}: device {n} optical module reads outside its own thresholds "
+                       f"({'; '.join(out_of_range)}): "
+                       + ("a dirty or damaged fiber, or a failing module here or at the far end"
+                          if any("power" in p for p in out_of_range) else "the module overheats (airflow, or failing)")
+                       + "; the link drops packets or flaps under load", observed="; ".join(out_of_range),
+                       expected="every lane's Tx/Rx power and the temperature within the module's thresholds",
+                       device=n, remedy=f"hccn_tool -i {n} -optical -g  # clean or replace the fiber, reseat or "
+                                        "replace the module (and check the switch side's optics)")
     if op == "speed":
         return _judge_speed(check, host, n, int(value), majors["speed"])
     if op in ("tls", "mtu"):
@@ -336,7 +349,9 @@ def _pass_text(op: str, devices: Mapping[str, Mapping[str, Any]], majors: Mappin
         seen = sorted({f"{d['lldp'].get('system')} {d['lldp'].get('port')}" for d in devices.values() if d.get("lldp")})
         return f"{ids}: LLDP neighbour seen ({'; '.join(seen)})"
     if op == "optical":
-        return f"{ids}: optical module present"
+        return f"{ids}: optical module present" + (
+            ", power and temperature within its thresholds"
+            if any((d.get("optical_power") or {}).get("thresholds") for d in devices.values()) else "")
     if op == "tls":
         return f"{ids}: TLS switch {majors['tls'][0]}, as on the rest of the cluster"
     if op == "speed":

@@ -128,6 +128,15 @@ def test_a_port_that_flapped_half_an_hour_ago_warns(cluster: NetnsCluster, tmp_p
     assert re.search(r"(29|30) min before the port's clock now", warned["message"]), warned["message"]
 
 
+def test_a_weak_receive_lane_fails_the_optical_check(cluster: NetnsCluster, tmp_path: Path) -> None:
+    weak = [1.0189, 0.0054, 0.9907, 1.0213]  # lane 1 below the module's 0.1445 mW low threshold
+    code, findings = broken(cluster, tmp_path, 1, lambda s: s["devices"][3].update(optical_rx=weak))
+    assert code == 1
+    assert problems(findings) == [("hccn.link.optical", "node1", "fail", 3)]
+    bad = next(f for f in findings if f["status"] == "fail")
+    assert bad["observed"] == "Rx power on lane 1 is 0.0054 mW, below the module's low threshold 0.1445 mW"
+
+
 def test_tls_mismatch_on_one_node(cluster: NetnsCluster, tmp_path: Path) -> None:
     def tls_on(s: dict[str, Any]) -> None:
         for device in s["devices"]:

@@ -71,7 +71,7 @@ def error_text(output: ProbeOutput) -> str:
 KNOWN_ERRORS = (
     ("invalid device id", "invalid device id: there is no such device on this host (check cluster.devices_per_host)"),
     ("device is not exist", "the device does not exist: the driver does not see it (npu-smi info; reload the driver)"),
-    ("not supported", "the command is not supported on this product"),
+    ("command is not supported", "the command is not supported on this product"),
     ("is busy", "hccn_tool is busy (another hccn_tool or a tool holds the device): run the check again"),
     ("cmd execute failed", "the command failed inside the driver"),
     ("no ip was preset", "no IP is configured on the device"),
@@ -91,8 +91,10 @@ def call_error(out: str, rc: int | None, timeout: float = CALL_TIMEOUT) -> str |
     'hccn_tool is busy (another hccn_tool or a tool holds the device): run the check again'
     >>> call_error("link status: UP", 0) is None
     True
+    >>> call_error("present : present\\nHost SNR Lane0 : not supported", 0) is None  # a reading, not an error
+    True
     """
-    meaning = known_error(out)
+    meaning = known_error(out if rc != 0 else first_line(out))  # a successful call's body may hold the words
     if meaning is not None:
         return meaning
     if rc is None:
