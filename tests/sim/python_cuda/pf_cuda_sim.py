@@ -33,6 +33,7 @@ import json
 import os
 import re
 import socket
+import sys
 import time
 from datetime import timedelta
 from typing import Any
@@ -41,7 +42,9 @@ import torch
 import torch.cuda.nccl
 import torch.distributed as dist
 import torch.distributed.distributed_c10d as c10d
-from torch.utils._pytree import tree_map
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python"))
+from pf_sim_tensor import device_tensor_type, host  # noqa: E402  (tests/sim/python, shared with torch_npu)
 
 STATE = os.environ.get("PF_SIM_GPU_STATE", "/usr/local/nvidia/sim_state.json")
 GBPS = {"NV": 0.02, "PIX": 0.012, "PXB": 0.012, "PHB": 0.01, "NODE": 0.01, "SYS": 0.008}  # NV: per NVLink
@@ -86,40 +89,8 @@ def link_gbps(state: dict[str, Any], i: int, j: int) -> float:
     return rate * float((state.get("sim_degraded") or {}).get(f"{min(i, j)}-{max(i, j)}", 1.0))
 
 
-class CudaTensor(torch.Tensor):  # type: ignore[misc]
-    """A ``cuda:k`` tensor: a CPU tensor underneath (``cpu_data``)."""
-
-    cpu_data: torch.Tensor
-
-    @staticmethod
-    def __new__(cls, data: torch.Tensor, index: int) -> CudaTensor:
-        made = torch.Tensor._make_wrapper_subclass(cls, data.size(), strides=data.stride(), dtype=data.dtype,
-                                                   device=torch.device("cuda", index), requires_grad=False)
-        made.cpu_data = data
-        return made  # type: ignore[no-any-return]
-
-    @classmethod
-    def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        index = [0]
-
-        def unwrap(x: Any) -> Any:
-            if isinstance(x, CudaTensor):
-                index[0] = x.device.index or 0
-                return x.cpu_data
-            if isinstance(x, torch.device) and x.type == "cuda":
-                return torch.device("cpu")
-            return x
-
-        kwargs = kwargs or {}
-        out = func(*tree_map(unwrap, args), **tree_map(unwrap, kwargs))
-        if func is torch.ops.aten._to_copy.default and getattr(kwargs.get("device"), "type", "") == "cpu":
-            return out
-        return tree_map(lambda x: CudaTensor(x, index[0])
-                        if isinstance(x, torch.Tensor) and not isinstance(x, CudaTensor) else x, out)
-
-
-def _host(t: Any) -> Any:
-    return t.cpu_data if isinstance(t, CudaTensor) else t
+CudaTensor = device_tensor_type("cuda")  # a ``cuda:k`` tensor: a CPU tensor underneath (``cpu_data``)
+_host = host
 
 
 _current = [0]
@@ -214,12 +185,12 @@ class ProcessGroupNCCL(dist.ProcessGroup):  # type: ignore[misc]
 
 
 def _empty(size: Any, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None,
-           memory_format: Any = None) -> CudaTensor:
+           memory_format: Any = None) -> torch.Tensor:
     return CudaTensor(torch.empty(size, dtype=dtype), device.index or 0)
 
 
 def _empty_strided(size: Any, stride: Any, dtype: Any = None, layout: Any = None, device: Any = None,
-                   pin_memory: Any = None) -> CudaTensor:
+                   pin_memory: Any = None) -> torch.Tensor:
     return CudaTensor(torch.empty_strided(size, stride, dtype=dtype), device.index or 0)
 
 

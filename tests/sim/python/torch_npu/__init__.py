@@ -51,7 +51,7 @@ if _lib is not None:
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
-from torch.utils._pytree import tree_map  # noqa: E402
+from pf_sim_tensor import device_tensor_type, host  # noqa: E402
 from torch.utils.backend_registration import _setup_privateuseone_for_python_backend  # noqa: E402
 
 
@@ -78,41 +78,8 @@ def _hccl_error(where: str, line: int, call: str, code: int) -> RuntimeError:
                         "RankID:-1) ERR02200 DIST call hccl api failed.")
 
 
-class NpuTensor(torch.Tensor):  # type: ignore[misc]
-    """An ``npu:k`` tensor: a CPU tensor underneath (``cpu``)."""
-
-    cpu_data: torch.Tensor
-
-    @staticmethod
-    def __new__(cls, data: torch.Tensor, index: int) -> NpuTensor:
-        made = torch.Tensor._make_wrapper_subclass(cls, data.size(), strides=data.stride(), dtype=data.dtype,
-                                                   device=torch.device("npu", index), requires_grad=False)
-        made.cpu_data = data
-        return made  # type: ignore[no-any-return]
-
-    @classmethod
-    def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        index = [0]
-
-        def unwrap(x: Any) -> Any:
-            if isinstance(x, NpuTensor):
-                index[0] = x.device.index or 0
-                return x.cpu_data
-            if isinstance(x, torch.device) and x.type == "npu":
-                return torch.device("cpu")
-            return x
-
-        kwargs = kwargs or {}
-        out = func(*tree_map(unwrap, args), **tree_map(unwrap, kwargs))
-        to_host = func is torch.ops.aten._to_copy.default and getattr(kwargs.get("device"), "type", "") == "cpu"
-        if to_host:
-            return out
-        return tree_map(lambda x: NpuTensor(x, index[0])
-                        if isinstance(x, torch.Tensor) and not isinstance(x, NpuTensor) else x, out)
-
-
-def _host(t: Any) -> Any:
-    return t.cpu_data if isinstance(t, NpuTensor) else t
+NpuTensor = device_tensor_type("npu")  # an ``npu:k`` tensor: a CPU tensor underneath (``cpu_data``)
+_host = host
 
 
 _current = [0]
@@ -147,12 +114,12 @@ _lib_impl = torch.library.Library("aten", "IMPL")
 
 
 def _empty(size: Any, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None,
-           memory_format: Any = None) -> NpuTensor:
+           memory_format: Any = None) -> torch.Tensor:
     return NpuTensor(torch.empty(size, dtype=dtype), device.index or 0)
 
 
 def _empty_strided(size: Any, stride: Any, dtype: Any = None, layout: Any = None, device: Any = None,
-                   pin_memory: Any = None) -> NpuTensor:
+                   pin_memory: Any = None) -> torch.Tensor:
     return NpuTensor(torch.empty_strided(size, stride, dtype=dtype), device.index or 0)
 
 
