@@ -15,6 +15,9 @@ State schema (``/usr/local/nvidia/sim_state.json``)::
                "ecc_mode": "Enabled", "ecc_volatile": 0, "ecc_aggregate": 0,   # null prints [N/A]
                "retired_pending": null, "remap_pending": false, "remap_failure": false,
                "memory_mib": 81559,
+               "pcie": {"width_current": 8},  # nvidia-smi -q link; defaults: gen_max 5, gen_current 1 (idle),
+                                              # device_max 5, host_max 5, width_max 16, width_current 16
+               "fabric": ["Completed", "Success"],   # nvidia-smi -q Fabric State / Status
                "processes": [{"pid": 4242, "name": "python3", "used_mib": 15690}]}],
      "hcas": [{"name": "mlx5_0", "type": "MT4129", "fw": "28.39.1002", "node_guid": "c470bd0300cf4964",
                "ports": [{"port": 1, "state": "Active",          # Down | Initializing | Armed | Active

@@ -1,4 +1,4 @@
-"""gpu.devices, gpu.fabric and nccl end to end on a 3-node gpu cluster with simulated NVIDIA tools.
+"""gpu.devices, gpu.fabric, gpu.pcie and nccl end to end on a 3-node gpu cluster with simulated NVIDIA tools.
 
 Each node gets the simulators (tests/gpu_sim.py: nvidia-smi, ibstat, ibv_devinfo) in its private
 /usr/local/nvidia/bin; the rest is real node state: the locked-memory limit of the node's sshd (lowered with
@@ -99,8 +99,8 @@ def test_healthy_cluster_passes(clean: NetnsCluster, tmp_path: Path) -> None:
     assert not_passing(report) == MACHINE
     for check in ("gpu.devices.smi", "gpu.devices.count", "gpu.devices.driver", "gpu.devices.ecc",
                   "gpu.devices.rows", "gpu.devices.persistence", "gpu.devices.processes", "gpu.fabric.ports",
-                  "gpu.fabric.link_layer", "gpu.fabric.rate", "gpu.fabric.memlock", "nccl.socket_ifname",
-                  "nccl.ib_hca", "nccl.debug", "nccl.conf", "nccl.visible_devices"):
+                  "gpu.fabric.link_layer", "gpu.fabric.rate", "gpu.fabric.memlock", "gpu.pcie.link",
+                  "nccl.socket_ifname", "nccl.ib_hca", "nccl.debug", "nccl.conf", "nccl.visible_devices"):
         assert sorted(by_host(report, check)) == NODES, check
     assert "no /dev/infiniband" in by_host(report, "gpu.fabric.devices")["node2"]["message"]
     facts = json.loads((record / "gpu.devices" / "parse" / "node3.json").read_text())["facts"]
@@ -117,9 +117,11 @@ def test_each_fault_is_named_on_its_host(clean: NetnsCluster, tmp_path: Path) ->
     short = healthy_state(GPUS, node=1)
     short["gpus"].pop()
     short["hcas"][1]["ports"][0].update(state="Down", physical="Polling")
+    short["gpus"][0]["pcie"] = {"width_current": 8}  # trained at x8 (the idle gen 1 of every GPU is not judged)
     ecc = healthy_state(GPUS, node=2)
     ecc["gpus"][1]["ecc_volatile"] = 3
     drift = healthy_state(GPUS, node=3, driver="580.95.05")
+    drift["gpus"][1]["pcie"] = {"gen_max": 4, "host_max": 4}  # a gen4 slot under a gen5 GPU
     for node, state in zip(NODES, (short, ecc, drift), strict=True):
         write_state(clean, node, state)
     hard = _memlock(clean, "node2").split(":")[1]
@@ -129,6 +131,7 @@ def test_each_fault_is_named_on_its_host(clean: NetnsCluster, tmp_path: Path) ->
     assert code == 1
     assert not_passing(report) == MACHINE | {
         ("gpu.devices.count", "node1", "fail"), ("gpu.fabric.ports", "node1", "fail"),
+        ("gpu.pcie.link", "node1", "fail"), ("gpu.pcie.link", "node3", "fail"),
         ("gpu.devices.ecc", "node2", "fail"), ("gpu.fabric.memlock", "node2", "fail"),
         ("gpu.devices.driver", "node3", "warn"), ("nccl.socket_ifname", "node3", "fail"),
         ("nccl.ib_hca", "node3", "fail"), ("nccl.debug", "node3", "warn"), ("nccl.conf", "node3", "warn")}
@@ -138,6 +141,8 @@ def test_each_fault_is_named_on_its_host(clean: NetnsCluster, tmp_path: Path) ->
     assert "GPU 1: 3 uncorrected" in ecc_finding["message"] and ecc_finding["device"] == 1
     assert f"65536 bytes (hard {hard})" in by_host(report, "gpu.fabric.memlock")["node2"]["message"]
     assert "580.95.05" in by_host(report, "gpu.devices.driver")["node3"]["message"]
+    assert "00000000:18:00.0: x8 (GPU supports x16)" in by_host(report, "gpu.pcie.link")["node1"]["message"]
+    assert "00000000:28:00.0: gen4 max (GPU supports gen5)" in by_host(report, "gpu.pcie.link")["node3"]["message"]
     ifname = by_host(report, "nccl.socket_ifname")["node3"]
     assert "selects no interface (there are eth0, lo)" in ifname["message"] and "=eth0" in ifname["remedy"]
     assert "names mlx5_7" in by_host(report, "nccl.ib_hca")["node3"]["message"]
@@ -170,9 +175,13 @@ def test_driver_down_and_missing_tool_are_errors(clean: NetnsCluster, tmp_path: 
     code, report, _ = run(clean, tmp_path)
     assert code == 1
     assert not_passing(report) == MACHINE | {("gpu.devices.smi", "node2", "error"),
-                                                       ("gpu.devices.smi", "node3", "error")}
+                                                       ("gpu.devices.smi", "node3", "error"),
+                                                       ("gpu.pcie.link", "node2", "skip"),
+                                                       ("gpu.pcie.link", "node3", "skip")}
     assert "couldn't communicate with the NVIDIA driver" in by_host(report, "gpu.devices.smi")["node2"]["message"]
     missing = [f for f in report["findings"] if f["host"] == "node3" and f["check"].startswith("gpu.devices")]
+    assert by_host(report, "gpu.pcie.link")["node2"]["status"] == "skip", "the driver fault is reported once"
+    assert by_host(report, "gpu.pcie.link")["node3"]["status"] == "skip"
     assert len(missing) == 1 and "nvidia-smi not found on node3" in missing[0]["message"]
 
 
@@ -180,4 +189,5 @@ def test_not_a_gpu_cluster_is_one_skip_each(clean: NetnsCluster, tmp_path: Path)
     code, report, _ = run(clean, tmp_path, accelerator="cpu")
     assert code == 0
     assert sorted((f["check"], f["host"], f["status"]) for f in report["findings"] if f["check"] != "ssh.connect") \
-        == [("gpu.devices", None, "skip"), ("gpu.fabric", None, "skip"), ("nccl", None, "skip")]
+        == [("gpu.devices", None, "skip"), ("gpu.fabric", None, "skip"), ("gpu.pcie", None, "skip"),
+           ("nccl", None, "skip")]
