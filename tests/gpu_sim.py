@@ -97,3 +97,24 @@ def uninstall(cluster: NetnsCluster, node: Node | str) -> None:
     root = cluster.nvidia_root(node)
     shutil.rmtree(root / "bin", ignore_errors=True)
     (root / "sim_state.json").unlink(missing_ok=True)
+
+
+# The kernel log (gpu.xid): a node's ``dmesg`` replaced, for that node's SSH sessions only, by a script printing a
+# real kernel log (tests/sim/dmesg_xid119_h100.log: leptonai/gpud's captured ``dmesg -T`` of an XE9680 with Xid 119)
+# or refusing like a kernel with kernel.dmesg_restrict=1 (dmesg's own message).
+XID_LOG = SIM_DIR / "dmesg_xid119_h100.log"
+DMESG = "/usr/bin/dmesg"
+RESTRICTED = "dmesg: read kernel buffer failed: Operation not permitted"
+
+
+def fake_kernel_log(cluster: NetnsCluster, node: Node | str, log: Path | None) -> None:
+    """``dmesg`` on ``node`` prints ``log`` (None: refuses, as under kernel.dmesg_restrict=1); undo: real_kernel_log."""
+    script = cluster.nvidia_root(node).parent / "fake-dmesg"
+    body = f"cat {log}\n" if log is not None else f"echo '{RESTRICTED}' >&2\nexit 1\n"
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(0o755)
+    cluster.bind_over(node, script, DMESG)
+
+
+def real_kernel_log(cluster: NetnsCluster, node: Node | str) -> None:
+    cluster.unhide_binary(node, DMESG)

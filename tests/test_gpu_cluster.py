@@ -1,4 +1,4 @@
-"""gpu.devices, gpu.fabric, gpu.pcie and nccl end to end on a 3-node gpu cluster with simulated NVIDIA tools.
+"""gpu.devices, gpu.fabric, gpu.pcie, gpu.xid and nccl end to end on a 3-node gpu cluster with simulated NVIDIA tools.
 
 Each node gets the simulators (tests/gpu_sim.py: nvidia-smi, ibstat, ibv_devinfo) in its private
 /usr/local/nvidia/bin; the rest is real node state: the locked-memory limit of the node's sshd (lowered with
@@ -22,7 +22,7 @@ import pytest
 import yaml
 from cli_runner import by_host, not_passing
 from conftest import cluster_fixture
-from gpu_sim import bin_dir, healthy_state, install, uninstall, write_state
+from gpu_sim import XID_LOG, bin_dir, fake_kernel_log, healthy_state, install, real_kernel_log, uninstall, write_state
 from netns_cluster import NetnsCluster
 
 pytestmark = pytest.mark.cluster
@@ -71,6 +71,8 @@ def clean(cluster: NetnsCluster) -> Iterator[NetnsCluster]:
     finally:
         for node in NODES:
             uninstall(cluster, node)
+            real_kernel_log(cluster, node)
+            cluster.unhide_binary(node, "/usr/bin/journalctl")
             cluster.set_etc_file(node, "nccl.conf", "")
             _memlock(cluster, node, limits[node])
 
@@ -100,7 +102,8 @@ def test_healthy_cluster_passes(clean: NetnsCluster, tmp_path: Path) -> None:
     for check in ("gpu.devices.smi", "gpu.devices.count", "gpu.devices.driver", "gpu.devices.ecc",
                   "gpu.devices.rows", "gpu.devices.persistence", "gpu.devices.processes", "gpu.fabric.ports",
                   "gpu.fabric.link_layer", "gpu.fabric.rate", "gpu.fabric.memlock", "gpu.pcie.link",
-                  "nccl.socket_ifname", "nccl.ib_hca", "nccl.debug", "nccl.conf", "nccl.visible_devices"):
+                  "gpu.xid.errors", "nccl.socket_ifname", "nccl.ib_hca", "nccl.debug", "nccl.conf",
+                  "nccl.visible_devices"):
         assert sorted(by_host(report, check)) == NODES, check
     assert "no /dev/infiniband" in by_host(report, "gpu.fabric.devices")["node2"]["message"]
     facts = json.loads((record / "gpu.devices" / "parse" / "node3.json").read_text())["facts"]
@@ -127,11 +130,15 @@ def test_each_fault_is_named_on_its_host(clean: NetnsCluster, tmp_path: Path) ->
     hard = _memlock(clean, "node2").split(":")[1]
     _memlock(clean, "node2", f"65536:{hard}")  # a lower soft limit (it can be raised again up to the hard one)
     clean.set_etc_file("node3", "nccl.conf", "# left from a debug session\nNCCL_P2P_DISABLE=1\n")
+    fake_kernel_log(clean, "node2", XID_LOG)  # a real dmesg -T with Xid 119 (GSP RPC timeout)
+    fake_kernel_log(clean, "node3", None)  # dmesg refused (dmesg_restrict) and no journalctl: not read, not failed
+    clean.hide_binary("node3", "/usr/bin/journalctl")
     code, report, _ = run(clean, tmp_path, env={"node3": {"NCCL_SOCKET_IFNAME": "ib", "NCCL_IB_HCA": "=mlx5_7"}})
     assert code == 1
     assert not_passing(report) == MACHINE | {
         ("gpu.devices.count", "node1", "fail"), ("gpu.fabric.ports", "node1", "fail"),
         ("gpu.pcie.link", "node1", "fail"), ("gpu.pcie.link", "node3", "fail"),
+        ("gpu.xid.errors", "node2", "fail"), ("gpu.xid.errors", "node3", "skip"),
         ("gpu.devices.ecc", "node2", "fail"), ("gpu.fabric.memlock", "node2", "fail"),
         ("gpu.devices.driver", "node3", "warn"), ("nccl.socket_ifname", "node3", "fail"),
         ("nccl.ib_hca", "node3", "fail"), ("nccl.debug", "node3", "warn"), ("nccl.conf", "node3", "warn")}
@@ -141,6 +148,9 @@ def test_each_fault_is_named_on_its_host(clean: NetnsCluster, tmp_path: Path) ->
     assert "GPU 1: 3 uncorrected" in ecc_finding["message"] and ecc_finding["device"] == 1
     assert f"65536 bytes (hard {hard})" in by_host(report, "gpu.fabric.memlock")["node2"]["message"]
     assert "580.95.05" in by_host(report, "gpu.devices.driver")["node3"]["message"]
+    xid = by_host(report, "gpu.xid.errors")
+    assert "Xid 119 (GSP RPC timeout) x5 on 0000:9b:00" in xid["node2"]["message"]
+    assert "read kernel buffer failed" in xid["node3"]["message"] and "--sudo" in xid["node3"]["remedy"]
     assert "00000000:18:00.0: x8 (GPU supports x16)" in by_host(report, "gpu.pcie.link")["node1"]["message"]
     assert "00000000:28:00.0: gen4 max (GPU supports gen5)" in by_host(report, "gpu.pcie.link")["node3"]["message"]
     ifname = by_host(report, "nccl.socket_ifname")["node3"]
@@ -190,4 +200,4 @@ def test_not_a_gpu_cluster_is_one_skip_each(clean: NetnsCluster, tmp_path: Path)
     assert code == 0
     assert sorted((f["check"], f["host"], f["status"]) for f in report["findings"] if f["check"] != "ssh.connect") \
         == [("gpu.devices", None, "skip"), ("gpu.fabric", None, "skip"), ("gpu.pcie", None, "skip"),
-           ("nccl", None, "skip")]
+           ("gpu.xid", None, "skip"), ("nccl", None, "skip")]
