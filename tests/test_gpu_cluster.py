@@ -1,4 +1,5 @@
-"""gpu.devices, gpu.fabric, gpu.pcie, gpu.xid and nccl end to end on a 3-node gpu cluster with simulated NVIDIA tools.
+"""gpu.devices, gpu.fabric, gpu.pcie, gpu.xid, gpu.fabricmanager and nccl end to end on a 3-node gpu cluster
+with simulated NVIDIA tools.
 
 Each node gets the simulators (tests/gpu_sim.py: nvidia-smi, ibstat, ibv_devinfo) in its private
 /usr/local/nvidia/bin; the rest is real node state: the locked-memory limit of the node's sshd (lowered with
@@ -32,7 +33,8 @@ GPUS = 2
 # Real state of this machine, the same on every node: no /dev/infiniband, a memlock limit (unless unlimited).
 MACHINE = {("gpu.fabric.devices", n, "fail") for n in NODES} | (
     set() if resource.getrlimit(resource.RLIMIT_MEMLOCK)[0] == resource.RLIM_INFINITY
-    else {("gpu.fabric.memlock", n, "fail") for n in NODES})
+    else {("gpu.fabric.memlock", n, "fail") for n in NODES}) | {
+    ("gpu.fabricmanager.peermem", n, "skip") for n in NODES}  # no /sys/class/infiniband here either
 ETC_NCCL = Path("/etc/nccl.conf")
 
 
@@ -102,8 +104,8 @@ def test_healthy_cluster_passes(clean: NetnsCluster, tmp_path: Path) -> None:
     for check in ("gpu.devices.smi", "gpu.devices.count", "gpu.devices.driver", "gpu.devices.ecc",
                   "gpu.devices.rows", "gpu.devices.persistence", "gpu.devices.processes", "gpu.fabric.ports",
                   "gpu.fabric.link_layer", "gpu.fabric.rate", "gpu.fabric.memlock", "gpu.pcie.link",
-                  "gpu.xid.errors", "nccl.socket_ifname", "nccl.ib_hca", "nccl.debug", "nccl.conf",
-                  "nccl.visible_devices"):
+                  "gpu.xid.errors", "gpu.fabricmanager.state", "nccl.socket_ifname", "nccl.ib_hca", "nccl.debug",
+                  "nccl.conf", "nccl.visible_devices"):
         assert sorted(by_host(report, check)) == NODES, check
     assert "no /dev/infiniband" in by_host(report, "gpu.fabric.devices")["node2"]["message"]
     facts = json.loads((record / "gpu.devices" / "parse" / "node3.json").read_text())["facts"]
@@ -120,6 +122,7 @@ def test_each_fault_is_named_on_its_host(clean: NetnsCluster, tmp_path: Path) ->
     short = healthy_state(GPUS, node=1)
     short["gpus"].pop()
     short["hcas"][1]["ports"][0].update(state="Down", physical="Polling")
+    short["gpus"][0]["fabric"] = ["In Progress", "N/A"]  # nvidia-fabricmanager has not registered it: error 802
     short["gpus"][0]["pcie"] = {"width_current": 8}  # trained at x8 (the idle gen 1 of every GPU is not judged)
     ecc = healthy_state(GPUS, node=2)
     ecc["gpus"][1]["ecc_volatile"] = 3
@@ -139,6 +142,7 @@ def test_each_fault_is_named_on_its_host(clean: NetnsCluster, tmp_path: Path) ->
         ("gpu.devices.count", "node1", "fail"), ("gpu.fabric.ports", "node1", "fail"),
         ("gpu.pcie.link", "node1", "fail"), ("gpu.pcie.link", "node3", "fail"),
         ("gpu.xid.errors", "node2", "fail"), ("gpu.xid.errors", "node3", "skip"),
+        ("gpu.fabricmanager.state", "node1", "fail"),
         ("gpu.devices.ecc", "node2", "fail"), ("gpu.fabric.memlock", "node2", "fail"),
         ("gpu.devices.driver", "node3", "warn"), ("nccl.socket_ifname", "node3", "fail"),
         ("nccl.ib_hca", "node3", "fail"), ("nccl.debug", "node3", "warn"), ("nccl.conf", "node3", "warn")}
@@ -148,6 +152,7 @@ def test_each_fault_is_named_on_its_host(clean: NetnsCluster, tmp_path: Path) ->
     assert "GPU 1: 3 uncorrected" in ecc_finding["message"] and ecc_finding["device"] == 1
     assert f"65536 bytes (hard {hard})" in by_host(report, "gpu.fabric.memlock")["node2"]["message"]
     assert "580.95.05" in by_host(report, "gpu.devices.driver")["node3"]["message"]
+    assert "00000000:18:00.0: In Progress" in by_host(report, "gpu.fabricmanager.state")["node1"]["message"]
     xid = by_host(report, "gpu.xid.errors")
     assert "Xid 119 (GSP RPC timeout) x5 on 0000:9b:00" in xid["node2"]["message"]
     assert "read kernel buffer failed" in xid["node3"]["message"] and "--sudo" in xid["node3"]["remedy"]
@@ -187,7 +192,9 @@ def test_driver_down_and_missing_tool_are_errors(clean: NetnsCluster, tmp_path: 
     assert not_passing(report) == MACHINE | {("gpu.devices.smi", "node2", "error"),
                                                        ("gpu.devices.smi", "node3", "error"),
                                                        ("gpu.pcie.link", "node2", "skip"),
-                                                       ("gpu.pcie.link", "node3", "skip")}
+                                                       ("gpu.pcie.link", "node3", "skip"),
+                                                       ("gpu.fabricmanager.state", "node2", "skip"),
+                                                       ("gpu.fabricmanager.state", "node3", "skip")}
     assert "couldn't communicate with the NVIDIA driver" in by_host(report, "gpu.devices.smi")["node2"]["message"]
     missing = [f for f in report["findings"] if f["host"] == "node3" and f["check"].startswith("gpu.devices")]
     assert by_host(report, "gpu.pcie.link")["node2"]["status"] == "skip", "the driver fault is reported once"
@@ -199,5 +206,6 @@ def test_not_a_gpu_cluster_is_one_skip_each(clean: NetnsCluster, tmp_path: Path)
     code, report, _ = run(clean, tmp_path, accelerator="cpu")
     assert code == 0
     assert sorted((f["check"], f["host"], f["status"]) for f in report["findings"] if f["check"] != "ssh.connect") \
-        == [("gpu.devices", None, "skip"), ("gpu.fabric", None, "skip"), ("gpu.pcie", None, "skip"),
+        == [("gpu.devices", None, "skip"), ("gpu.fabric", None, "skip"), ("gpu.fabricmanager", None, "skip"),
+           ("gpu.pcie", None, "skip"),
            ("gpu.xid", None, "skip"), ("nccl", None, "skip")]
