@@ -15,6 +15,9 @@ State schema (``/usr/local/nvidia/sim_state.json``)::
                "ecc_mode": "Enabled", "ecc_volatile": 0, "ecc_aggregate": 0,   # null prints [N/A]
                "retired_pending": null, "remap_pending": false, "remap_failure": false,
                "memory_mib": 81559,
+               "pcie": {"width_current": 8},  # nvidia-smi -q link; defaults: gen_max 5, gen_current 1 (idle),
+                                              # device_max 5, host_max 5, width_max 16, width_current 16
+               "fabric": ["Completed", "Success"],   # nvidia-smi -q Fabric State / Status
                "processes": [{"pid": 4242, "name": "python3", "used_mib": 15690}]}],
      "hcas": [{"name": "mlx5_0", "type": "MT4129", "fw": "28.39.1002", "node_guid": "c470bd0300cf4964",
                "ports": [{"port": 1, "state": "Active",          # Down | Initializing | Armed | Active
@@ -94,3 +97,24 @@ def uninstall(cluster: NetnsCluster, node: Node | str) -> None:
     root = cluster.nvidia_root(node)
     shutil.rmtree(root / "bin", ignore_errors=True)
     (root / "sim_state.json").unlink(missing_ok=True)
+
+
+# The kernel log (gpu.xid): a node's ``dmesg`` replaced, for that node's SSH sessions only, by a script printing a
+# real kernel log (tests/sim/dmesg_xid119_h100.log: leptonai/gpud's captured ``dmesg -T`` of an XE9680 with Xid 119)
+# or refusing like a kernel with kernel.dmesg_restrict=1 (dmesg's own message).
+XID_LOG = SIM_DIR / "dmesg_xid119_h100.log"
+DMESG = "/usr/bin/dmesg"
+RESTRICTED = "dmesg: read kernel buffer failed: Operation not permitted"
+
+
+def fake_kernel_log(cluster: NetnsCluster, node: Node | str, log: Path | None) -> None:
+    """``dmesg`` on ``node`` prints ``log`` (None: refuses, as under kernel.dmesg_restrict=1); undo: real_kernel_log."""
+    script = cluster.nvidia_root(node).parent / "fake-dmesg"
+    body = f"cat {log}\n" if log is not None else f"echo '{RESTRICTED}' >&2\nexit 1\n"
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(0o755)
+    cluster.bind_over(node, script, DMESG)
+
+
+def real_kernel_log(cluster: NetnsCluster, node: Node | str) -> None:
+    cluster.unhide_binary(node, DMESG)

@@ -320,6 +320,14 @@ class NetnsCluster:
         empty.chmod(0o644)
         _run(["nsenter", "-t", str(self._pids[node.name]), "-m", "--", "mount", "--bind", str(empty), path])
 
+    def bind_over(self, node: NodeRef, source: Path, path: str) -> None:
+        """Show ``source`` at ``path`` (e.g. a simulator over /usr/bin/dmesg) to the node's SSH sessions only.
+
+        Like ``hide_binary``, a bind mount inside the node's private mount namespace; undo with ``unhide_binary``.
+        """
+        node = self._resolve(node)
+        _run(["nsenter", "-t", str(self._pids[node.name]), "-m", "--", "mount", "--bind", str(source), path])
+
     def unhide_binary(self, node: NodeRef, path: str) -> None:
         """Undo ``hide_binary`` (no error if it was not hidden)."""
         node = self._resolve(node)

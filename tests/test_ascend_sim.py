@@ -74,9 +74,9 @@ def test_hccn_tool_get_ops(tools: Path) -> None:
     assert lldp[lldp.index("System Name TLV") + 1] == "\tleaf-1" and lldp[-1] == "End of LLDPDU TLV"
     assert ok(1, "-lldp") == [], "no neighbour: empty output"
     optical = ok(0, "-optical")
-    assert optical[:2] == ["optical info:", "    present              : present"]
-    assert "    Tx Power0            : 4.4035 mW" in optical
-    assert ok(1, "-optical") == ["optical info:", "    present              : not present"]
+    assert optical[:2] == ["optical info:", "present              : present"]  # the real module's layout
+    assert "Tx Power0            : 1.4035 mW" in optical and "RxPower Low Thres    : 0.1445 mW" in optical
+    assert ok(1, "-optical") == ["optical info:", "present              : not present"]
 
 
 def test_hccn_tool_ping(tools: Path) -> None:

@@ -1,4 +1,5 @@
-"""gpu.devices, gpu.fabric and nccl end to end on a 3-node gpu cluster with simulated NVIDIA tools.
+"""gpu.devices, gpu.fabric, gpu.pcie, gpu.xid, gpu.fabricmanager and nccl end to end on a 3-node gpu cluster
+with simulated NVIDIA tools.
 
 Each node gets the simulators (tests/gpu_sim.py: nvidia-smi, ibstat, ibv_devinfo) in its private
 /usr/local/nvidia/bin; the rest is real node state: the locked-memory limit of the node's sshd (lowered with
@@ -22,7 +23,7 @@ import pytest
 import yaml
 from cli_runner import by_host, not_passing
 from conftest import cluster_fixture
-from gpu_sim import bin_dir, healthy_state, install, uninstall, write_state
+from gpu_sim import XID_LOG, bin_dir, fake_kernel_log, healthy_state, install, real_kernel_log, uninstall, write_state
 from netns_cluster import NetnsCluster
 
 pytestmark = pytest.mark.cluster
@@ -32,7 +33,8 @@ GPUS = 2
 # Real state of this machine, the same on every node: no /dev/infiniband, a memlock limit (unless unlimited).
 MACHINE = {("gpu.fabric.devices", n, "fail") for n in NODES} | (
     set() if resource.getrlimit(resource.RLIMIT_MEMLOCK)[0] == resource.RLIM_INFINITY
-    else {("gpu.fabric.memlock", n, "fail") for n in NODES})
+    else {("gpu.fabric.memlock", n, "fail") for n in NODES}) | {
+    ("gpu.fabricmanager.peermem", n, "skip") for n in NODES}  # no /sys/class/infiniband here either
 ETC_NCCL = Path("/etc/nccl.conf")
 
 
@@ -71,6 +73,8 @@ def clean(cluster: NetnsCluster) -> Iterator[NetnsCluster]:
     finally:
         for node in NODES:
             uninstall(cluster, node)
+            real_kernel_log(cluster, node)
+            cluster.unhide_binary(node, "/usr/bin/journalctl")
             cluster.set_etc_file(node, "nccl.conf", "")
             _memlock(cluster, node, limits[node])
 
@@ -99,9 +103,9 @@ def test_healthy_cluster_passes(clean: NetnsCluster, tmp_path: Path) -> None:
     assert not_passing(report) == MACHINE
     for check in ("gpu.devices.smi", "gpu.devices.count", "gpu.devices.driver", "gpu.devices.ecc",
                   "gpu.devices.rows", "gpu.devices.persistence", "gpu.devices.processes", "gpu.devices.nvlink",
-                  "gpu.fabric.ports",
-                  "gpu.fabric.link_layer", "gpu.fabric.rate", "gpu.fabric.memlock", "nccl.socket_ifname",
-                  "nccl.ib_hca", "nccl.debug", "nccl.conf", "nccl.visible_devices"):
+                  "gpu.fabric.ports", "gpu.fabric.link_layer", "gpu.fabric.rate", "gpu.fabric.memlock",
+                  "gpu.pcie.link", "gpu.xid.errors", "gpu.fabricmanager.state", "nccl.socket_ifname", "nccl.ib_hca",
+                  "nccl.debug", "nccl.conf", "nccl.visible_devices"):
         assert sorted(by_host(report, check)) == NODES, check
     assert "no /dev/infiniband" in by_host(report, "gpu.fabric.devices")["node2"]["message"]
     facts = json.loads((record / "gpu.devices" / "parse" / "node3.json").read_text())["facts"]
@@ -118,19 +122,28 @@ def test_each_fault_is_named_on_its_host(clean: NetnsCluster, tmp_path: Path) ->
     short = healthy_state(GPUS, node=1)
     short["gpus"].pop()
     short["hcas"][1]["ports"][0].update(state="Down", physical="Polling")
+    short["gpus"][0]["fabric"] = ["In Progress", "N/A"]  # nvidia-fabricmanager has not registered it: error 802
+    short["gpus"][0]["pcie"] = {"width_current": 8}  # x8 now: warns (the idle gen 1 of every GPU is not judged)
     ecc = healthy_state(GPUS, node=2)
     ecc["gpus"][1]["ecc_volatile"] = 3
     ecc["gpus"][0]["nvlinks"] = [26.562] * 17 + [None]  # link 17 <inactive>; the other H100s have 18 up
     drift = healthy_state(GPUS, node=3, driver="580.95.05")
+    drift["gpus"][1]["pcie"] = {"gen_max": 3}  # trained at gen3 though GPU and slot support gen5
     for node, state in zip(NODES, (short, ecc, drift), strict=True):
         write_state(clean, node, state)
     hard = _memlock(clean, "node2").split(":")[1]
     _memlock(clean, "node2", f"65536:{hard}")  # a lower soft limit (it can be raised again up to the hard one)
     clean.set_etc_file("node3", "nccl.conf", "# left from a debug session\nNCCL_P2P_DISABLE=1\n")
+    fake_kernel_log(clean, "node2", XID_LOG)  # a real dmesg -T with Xid 119 (GSP RPC timeout)
+    fake_kernel_log(clean, "node3", None)  # dmesg refused (dmesg_restrict) and no journalctl: not read, not failed
+    clean.hide_binary("node3", "/usr/bin/journalctl")
     code, report, _ = run(clean, tmp_path, env={"node3": {"NCCL_SOCKET_IFNAME": "ib", "NCCL_IB_HCA": "=mlx5_7"}})
     assert code == 1
     assert not_passing(report) == MACHINE | {
         ("gpu.devices.count", "node1", "fail"), ("gpu.fabric.ports", "node1", "fail"),
+        ("gpu.pcie.link", "node1", "warn"), ("gpu.pcie.link", "node3", "fail"),
+        ("gpu.xid.errors", "node2", "fail"), ("gpu.xid.errors", "node3", "skip"),
+        ("gpu.fabricmanager.state", "node1", "fail"),
         ("gpu.devices.ecc", "node2", "fail"), ("gpu.fabric.memlock", "node2", "fail"),
         ("gpu.devices.nvlink", "node2", "fail"),
         ("gpu.devices.driver", "node3", "warn"), ("nccl.socket_ifname", "node3", "fail"),
@@ -143,6 +156,13 @@ def test_each_fault_is_named_on_its_host(clean: NetnsCluster, tmp_path: Path) ->
     assert "GPU 0: 17 of 18 NVLinks up (down: 17)" in nvlink["message"] and nvlink["device"] == 0
     assert f"65536 bytes (hard {hard})" in by_host(report, "gpu.fabric.memlock")["node2"]["message"]
     assert "580.95.05" in by_host(report, "gpu.devices.driver")["node3"]["message"]
+    assert "00000000:18:00.0: In Progress" in by_host(report, "gpu.fabricmanager.state")["node1"]["message"]
+    xid = by_host(report, "gpu.xid.errors")
+    assert "Xid 119 (GSP RPC timeout) x5 on 0000:9b:00" in xid["node2"]["message"]
+    assert "read kernel buffer failed" in xid["node3"]["message"] and "--sudo" in xid["node3"]["remedy"]
+    assert "00000000:18:00.0: x8 (GPU supports x16)" in by_host(report, "gpu.pcie.link")["node1"]["message"]
+    pcie = by_host(report, "gpu.pcie.link")
+    assert "00000000:28:00.0: gen3 max (GPU and slot support gen5)" in pcie["node3"]["message"]
     ifname = by_host(report, "nccl.socket_ifname")["node3"]
     assert "selects no interface (there are eth0, lo)" in ifname["message"] and "=eth0" in ifname["remedy"]
     assert "names mlx5_7" in by_host(report, "nccl.ib_hca")["node3"]["message"]
@@ -175,9 +195,15 @@ def test_driver_down_and_missing_tool_are_errors(clean: NetnsCluster, tmp_path: 
     code, report, _ = run(clean, tmp_path)
     assert code == 1
     assert not_passing(report) == MACHINE | {("gpu.devices.smi", "node2", "error"),
-                                                       ("gpu.devices.smi", "node3", "error")}
+                                                       ("gpu.devices.smi", "node3", "error"),
+                                                       ("gpu.pcie.link", "node2", "skip"),
+                                                       ("gpu.pcie.link", "node3", "skip"),
+                                                       ("gpu.fabricmanager.state", "node2", "skip"),
+                                                       ("gpu.fabricmanager.state", "node3", "skip")}
     assert "couldn't communicate with the NVIDIA driver" in by_host(report, "gpu.devices.smi")["node2"]["message"]
     missing = [f for f in report["findings"] if f["host"] == "node3" and f["check"].startswith("gpu.devices")]
+    assert by_host(report, "gpu.pcie.link")["node2"]["status"] == "skip", "the driver fault is reported once"
+    assert by_host(report, "gpu.pcie.link")["node3"]["status"] == "skip"
     assert len(missing) == 1 and "nvidia-smi not found on node3" in missing[0]["message"]
 
 
@@ -185,4 +211,6 @@ def test_not_a_gpu_cluster_is_one_skip_each(clean: NetnsCluster, tmp_path: Path)
     code, report, _ = run(clean, tmp_path, accelerator="cpu")
     assert code == 0
     assert sorted((f["check"], f["host"], f["status"]) for f in report["findings"] if f["check"] != "ssh.connect") \
-        == [("gpu.devices", None, "skip"), ("gpu.fabric", None, "skip"), ("nccl", None, "skip")]
+        == [("gpu.devices", None, "skip"), ("gpu.fabric", None, "skip"), ("gpu.fabricmanager", None, "skip"),
+           ("gpu.pcie", None, "skip"),
+           ("gpu.xid", None, "skip"), ("nccl", None, "skip")]
