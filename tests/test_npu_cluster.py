@@ -117,7 +117,8 @@ def test_not_an_npu_cluster_is_one_skip(clean: NetnsCluster, tmp_path: Path) -> 
     assert code == 0
     npu = [f for f in report["findings"] if f["check"].startswith("npu.")]
     assert sorted((f["check"], f["host"], f["status"]) for f in npu) == [
-        ("npu.devices", None, "skip"), ("npu.env", None, "skip")], "npu.torch only when named"
+        ("npu.devices", None, "skip"), ("npu.env", None, "skip"), ("npu.firmware", None, "skip")], \
+        "npu.torch only when named"
 
 
 def test_hccl_env_read_from_the_jobs_shell(clean: NetnsCluster, tmp_path: Path) -> None:
@@ -180,3 +181,23 @@ def test_npu_env_and_torch_import_in_the_jobs_shell(clean: NetnsCluster, tmp_pat
     assert torch["node4"]["observed"].startswith("ImportError: libhccl.so: cannot open shared object file")
     assert "set_env.sh" in torch["node4"]["remedy"]
     assert torch["node3"]["observed"] == "device_count 4" and torch["node1"]["message"].endswith("8 NPUs visible")
+
+
+def test_npu_firmware_pairing_and_drift(clean: NetnsCluster, tmp_path: Path) -> None:
+    """Board pages of every NPU (npu-smi info -t board): one firmware everywhere passes; node2 on another firmware
+    warns (drift), node4 with one NPU left behind by an upgrade warns."""
+    for index, node in enumerate(NODES):
+        built = state("910B3", index)
+        if node == "node2":
+            built["firmware"] = "7.1.0.6.220"
+        if node == "node4":
+            built["devices"][5]["firmware"] = "7.1.0.6.220"
+        install(clean, node, built)
+    code, report, _ = run(clean, tmp_path, checks="npu.firmware")
+    assert code == 0, not_passing(report)
+    assert not_passing(report) == {("npu.firmware", "node2", "warn"), ("npu.firmware", "node4", "warn")}
+    found = by_host(report, "npu.firmware")
+    assert found["node1"]["message"] == ("npu.firmware: 8 NPUs on node1: firmware 7.1.0.7.220, driver 23.0.5, "
+                                         "compatible")
+    assert found["node2"]["observed"] == "7.1.0.6.220" and found["node2"]["expected"] == "7.1.0.7.220"
+    assert "7.1.0.6.220 on NPU 5; 7.1.0.7.220 on NPU 0, 1, 2, 3, 4, 6, 7" in found["node4"]["message"]
