@@ -115,6 +115,23 @@ def test_deepspeed_hostfile(tmp_path: Path) -> None:
     assert strangers[0].status == Status.WARN and "names worker-2, not in hosts.yaml" in strangers[0].message
 
 
+def test_cuda_visible_devices_with_the_deepspeed_launcher(tmp_path: Path) -> None:
+    # DeepSpeed's runner drops CUDA_VISIBLE_DEVICES when a hostfile or --include/--exclude/--num_gpus/--num_nodes
+    # is given (it prints "Detected CUDA_VISIBLE_DEVICES=... but ignoring it"): the job would use other GPUs.
+    hostfile = tmp_path / "hostfile"
+    hostfile.write_text("worker-1 slots=8\nworker-2 slots=8\n")
+    multi = read_launch(["CUDA_VISIBLE_DEVICES=0,1", "deepspeed", "--hostfile", str(hostfile), "train.py"], {})
+    (found,), _ = launch_findings(multi, 2)
+    assert found.status == Status.WARN
+    assert "CUDA_VISIBLE_DEVICES=0,1 is ignored by the deepspeed launcher" in found.message
+    assert found.remedy == f"deepspeed --hostfile {hostfile} --include=worker-1:0,1@worker-2:0,1 train.py"
+    local = read_launch(["CUDA_VISIBLE_DEVICES=2,3", "deepspeed", "--num_gpus=2", "train.py"], {})
+    (found,), _ = launch_findings(local, 1)
+    assert found.status == Status.WARN and found.remedy == "deepspeed --include=localhost:2,3 train.py"
+    honoured = read_launch(["CUDA_VISIBLE_DEVICES=2,3", "deepspeed", "train.py"], {})  # one node, no filters
+    assert [f.status for f in launch_findings(honoured, 1)[0]] == [Status.PASS]
+
+
 @pytest.mark.parametrize(("argv", "environ", "hosts", "status", "fix"), [
     ("torchrun --nnodes=3 t.py", {}, 3, "pass", {}),
     ("torchrun --nnodes=1:4 t.py", {}, 3, "pass", {}),

@@ -6,6 +6,7 @@ node rank, world size against the hosts) with the options that correct the launc
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -115,6 +116,9 @@ def launch_findings(launch: Launch, count: int, known: Sequence[str] | None = No
             fix["node_rank"] = "0"
             problems.append((Status.FAIL, f"--node-rank={rank} is not below the number of nodes {nnodes[1]}",
                              f"0..{nnodes[1] - 1}", launch.corrected({"node_rank": "0"})))
+        ignored = _deepspeed_ignores_visible_devices(launch)
+        if ignored is not None:
+            problems.append((Status.WARN, ignored[0], "GPUs chosen with --include", ignored[1]))
         nproc = launch.nproc_per_node
         if nproc is not None and nproc not in ("auto", "gpu", "cpu", "xpu") and not _positive(nproc):
             fix["nproc_per_node"] = "1"
@@ -139,6 +143,57 @@ def launch_findings(launch: Launch, count: int, known: Sequence[str] | None = No
     remedy = worst[3] or "fix the launch line"
     return [finding(check, None, status, f"{check}: " + "; ".join(p[1] for p in problems) + f"; fix: {remedy}",
                     observed=observed, expected=worst[2], remedy=remedy)], fix
+
+
+def _deepspeed_ignores_visible_devices(launch: Launch) -> tuple[str, str] | None:
+    """(why, fix) when a deepspeed launch sets CUDA_VISIBLE_DEVICES that deepspeed will drop.
+
+    DeepSpeed's runner (deepspeed/launcher/runner.py, ``main``) honours CUDA_VISIBLE_DEVICES only on one node
+    with no hostfile and none of --include/--exclude/--num_gpus/--num_nodes: it then turns it into
+    ``--include localhost:<list>``. Otherwise it prints "Detected CUDA_VISIBLE_DEVICES=... but ignoring it"
+    and deletes it, and every rank gets its GPU from the hostfile and the filters.
+
+    >>> why, fix = _deepspeed_ignores_visible_devices(parse_launch(
+    ...     ["CUDA_VISIBLE_DEVICES=0,1", "deepspeed", "--num_gpus", "2", "train.py"]))
+    >>> fix
+    'deepspeed --include=localhost:0,1 train.py'
+    >>> _deepspeed_ignores_visible_devices(parse_launch(["CUDA_VISIBLE_DEVICES=0,1", "deepspeed", "train.py"]))
+    """
+    visible = launch.env.get("CUDA_VISIBLE_DEVICES")
+    if launch.launcher != "deepspeed" or visible is None:
+        return None
+    nodes = _int_or_none(launch.options.get("num_nodes"))
+    filters = [o for o in ("include", "exclude", "num_gpus") if launch.options.get(o, "-1") not in ("", "-1")]
+    if not launch.hostfile_hosts and not filters and (nodes is None or nodes <= 1):
+        return None  # deepspeed turns it into --include localhost:<list>
+    why = ("a hostfile" if launch.hostfile_hosts else "") or ", ".join(f"--{o}" for o in filters) or "--num_nodes"
+    text = (f"CUDA_VISIBLE_DEVICES={visible} is ignored by the deepspeed launcher here ({why} given: it deletes the "
+            "variable and takes every GPU the hostfile and its filters name)")
+    if launch.hostfile_hosts:
+        hosts = "@".join(f"{host}:{visible}" for host, _ in launch.hostfile_hosts)
+        fix = launch.corrected({"include": hosts})
+    else:
+        options = {"include": f"localhost:{visible}"}
+        fix = launch.corrected(options)
+    argv = shlex.split(fix)
+    drop = {"--num_gpus", "--num_accelerators", "--num_nodes"}
+    kept: list[str] = []
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+            continue
+        if token in drop:
+            skip = True
+            continue
+        if token.split("=", 1)[0] in drop or token.startswith("CUDA_VISIBLE_DEVICES="):
+            continue
+        kept.append(token)
+    return text, shlex.join(kept)
+
+
+def _int_or_none(text: str | None) -> int | None:
+    return int(text) if text is not None and text.strip().lstrip("-").isdigit() else None
 
 
 def _positive(text: str) -> bool:
