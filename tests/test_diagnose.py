@@ -249,12 +249,13 @@ def result(rank: int, stage: str = "done", value: float = 6.0, error: str | None
 
 def judge(argv: list[str], own_facts: dict[str, dict[str, Any]], outcomes: list[StepOutcome],
           accelerator: str = "cpu", listeners: dict[str, list[dict[str, Any]]] | None = None,
-          net: dict[str, dict[str, Any]] | None = None) -> dict[tuple[str, str | None], str]:
+          net: dict[str, dict[str, Any]] | None = None,
+          npu: dict[str, dict[str, Any]] | None = None) -> dict[tuple[str, str | None], str]:
     cluster = ClusterSpec(accelerator=accelerator, master="n1")
     plan = make_plan(parse_launch(argv), HOSTS, cluster)
     net = net or {h.name: net_facts(h.name, h.address, ["10.0.0.1"]) for h in HOSTS}
     ports = {h.name: {"listeners": (listeners or {}).get(h.name, [])} for h in HOSTS}
-    ctx = EvalContext(cluster, HOSTS, {}, {"net": net, "ports": ports})
+    ctx = EvalContext(cluster, HOSTS, {}, {"net": net, "ports": ports, "npu": npu or {}})
     findings = DiagnoseCheck(plan).judge(own_facts, outcomes, ctx)
     for f in findings:
         assert f.message.startswith(f.check)
@@ -395,3 +396,28 @@ def test_summary_and_combined_fix() -> None:
     ctx = EvalContext(ClusterSpec(master="n1"), HOSTS, {},
                       {"net": {h.name: net_facts(h.name, h.address, ["10.0.0.1"]) for h in HOSTS}, "ports": {}})
     assert check.corrected_launch(facts, [outcome], ctx) == "torchrun --nnodes=3 --master-addr=10.0.0.1 t.py"
+
+
+def test_910a_takes_1_2_4_or_8_npus_and_2_or_4_inside_one_hccs_group() -> None:
+    facts = {h.name: own("10.0.0.1", devices={"gpu": 0, "npu": 8}) for h in HOSTS}
+    a910 = {h.name: {"generation": "910A"} for h in HOSTS}
+    a2 = {h.name: {"generation": "A2"} for h in HOSTS}
+
+    def devices(argv: list[str], npu: dict[str, dict[str, Any]]) -> list[str]:
+        got = judge([*LAUNCH[:-1], *argv, "t.py"], facts, ALL_JOINED, accelerator="npu", npu=npu)
+        return [got[("diagnose.devices", h)] for h in ("n1", "n2", "n3")]
+
+    assert devices(["--nproc-per-node=8"], a910) == ["pass"] * 3
+    assert devices(["--nproc-per-node=6"], a910) == ["fail"] * 3, "910A: 1, 2, 4 or 8 NPUs a node"
+    assert devices(["--nproc-per-node=6"], a2) == ["pass"] * 3, "A2: one HCCS mesh, any count"
+    assert devices(["--nproc-per-node=4"], a910) == ["pass"] * 3  # 0-3 by default
+    crossing = judge(["ASCEND_RT_VISIBLE_DEVICES=2,3,4,5", *LAUNCH[:-1], "--nproc-per-node=4", "t.py"], facts,
+                     ALL_JOINED, accelerator="npu", npu=a910)
+    assert [crossing[("diagnose.devices", h)] for h in ("n1", "n2", "n3")] == ["fail"] * 3
+    plan = make_plan(parse_launch(["ASCEND_RT_VISIBLE_DEVICES=2,3,4,5", *LAUNCH[:-1], "--nproc-per-node=4", "t.py"]),
+                     HOSTS, ClusterSpec(accelerator="npu", master="n1"))
+    ctx = EvalContext(ClusterSpec(accelerator="npu", master="n1"), HOSTS, {},
+                      {"net": {h.name: net_facts(h.name, h.address, ["10.0.0.1"]) for h in HOSTS},
+                       "ports": {h.name: {"listeners": []} for h in HOSTS}, "npu": a910})
+    found = next(f for f in DiagnoseCheck(plan).judge(facts, ALL_JOINED, ctx) if f.check == "diagnose.devices")
+    assert "span the HCCS groups 0-3 and 4-7" in found.message and "ASCEND_RT_VISIBLE_DEVICES=0,1,2,3" in found.remedy

@@ -13,7 +13,8 @@ Finding ids (every message ends with the fix, a corrected launch line where that
   no host gets through: DROP = timeout, REJECT = refused).
 - ``diagnose.hostname`` / ``diagnose.interface``: the net check's verdicts (gloo binds the host name's
   address; NCCL/GLOO/HCCL_SOCKET_IFNAME and HCCL_IF_IP exist and reach the master's network).
-- ``diagnose.devices``: nproc-per-node fits the GPUs / NPUs the host has.
+- ``diagnose.devices``: nproc-per-node fits the GPUs / NPUs the host has; on Atlas training (910A) 1, 2, 4 or 8 NPUs,
+  2 or 4 inside one HCCS group (0-3 / 4-7, ASCEND_RT_VISIBLE_DEVICES).
 - ``diagnose.rendezvous``: the dry run's verdict per rank: joined, or where it stopped and why.
 
 Split by job: ``plan`` (the launch against the hosts), ``outcomes`` (reading the probes and the dry run),
@@ -58,7 +59,7 @@ class DiagnoseCheck(ActiveCheck):
     by_default = False
     summary = "one launch line's MASTER_ADDR/PORT, interfaces, devices and ranks on the live hosts, plus a dry run"
     params: ClassVar[Mapping[str, Any]] = {}
-    needs = ("net", "ports", "firewall")
+    needs = ("net", "ports", "firewall", "npu")  # npu: the chip generation (910A's HCCS groups)
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan

@@ -274,8 +274,43 @@ class Judge:
                            f"{check}: nproc-per-node {number} but {host} has {have} {kind}s: ranks beyond {have - 1} "
                            f"fail with 'invalid device ordinal'; fix: {fix}", observed=f"{have} {kind}s",
                            expected=f">= {number} {kind}s", remedy=fix)
+        groups = self._910a_groups(host, number)
+        if groups is not None:
+            return groups
         return finding(check, host, Status.PASS, f"{check}: nproc-per-node {nproc} on {have} {kind}s",
                        observed=f"{have} {kind}s")
+
+    def _910a_groups(self, host: str, number: int | None) -> Finding | None:
+        """Atlas training (910A) only: 1, 2, 4 or 8 NPUs per node, and 2 or 4 inside one HCCS group (0-3 / 4-7).
+
+        Ascend's scheduling rules for the Atlas training series (hiascend.com MindX DL "Atlas 训练系列产品分布式
+        亲和性策略": 每个节点申请的昇腾AI处理器个数支持为1、2、4、8; MindCluster "资源申请约束": 不大于4个时,
+        需要将所需的昇腾AI处理器调度到同一个HCCS内); HCCL refuses a group across the two (see
+        preflight.allreduce.topology)."""
+        check = "diagnose.devices"
+        generation = (self.ctx.other_facts.get("npu", {}).get(host) or {}).get("generation")
+        if self.ctx.cluster.accelerator != "npu" or generation != "910A" or number is None:
+            return None
+        env = {**self.hosts[host].env, **self.plan.launch.env}
+        visible = env.get("ASCEND_RT_VISIBLE_DEVICES", "").strip()
+        ids = [int(x) for x in visible.split(",") if x.strip().isdigit()] if visible else list(range(number))
+        if number not in (1, 2, 4, 8):
+            allowed = max(n for n in (1, 2, 4, 8) if n <= number)
+            fix = self.line({"nproc_per_node": str(allowed)})
+            return finding(check, host, Status.FAIL,
+                           f"{check}: nproc-per-node {number} on {host}'s Atlas training (910A) NPUs: a node takes "
+                           f"1, 2, 4 or 8 of them in one HCCL job; fix: {fix}", observed=f"{number} NPUs",
+                           expected="1, 2, 4 or 8 NPUs", remedy=fix)
+        used = ids[:number]
+        if number in (2, 4) and len({i // 4 for i in used}) > 1:
+            group = ",".join(str(i) for i in range(number))
+            fix = self.line(env={"ASCEND_RT_VISIBLE_DEVICES": group})
+            return finding(check, host, Status.FAIL,
+                           f"{check}: NPUs {','.join(map(str, used))} of {host} span the HCCS groups 0-3 and 4-7 "
+                           f"(Atlas training, 910A): {number} NPUs must sit in one group or HCCL refuses the group; "
+                           f"fix: {fix}", observed=f"NPUs {','.join(map(str, used))}",
+                           expected="2 or 4 NPUs inside 0-3 or 4-7", remedy=fix)
+        return None
 
     def rendezvous(self, host: str) -> Finding:
         check = "diagnose.rendezvous"

@@ -24,6 +24,7 @@ from rich.text import Text
 
 from preflight.checks.firewall import FirewallCheck
 from preflight.checks.net import NetCheck
+from preflight.checks.npu import NpuCheck
 from preflight.checks.ports import PortsCheck
 from preflight.diagnose.check import DiagnoseCheck, Plan, make_plan
 from preflight.diagnose.launch import DEEPSPEED_HOSTFILE, ENV_VARS, Launch, parse_hostfile, parse_launch
@@ -68,7 +69,8 @@ def prepare(inventory: Inventory, argv: Sequence[str], environ: Mapping[str, str
 def diagnose(inventory: Inventory, plan: Plan, options: RunOptions) -> tuple[Report, dict[str, Any]]:
     """Gather, run the port test and the dry run, judge; the report (diagnose findings only) and the summary."""
     check = DiagnoseCheck(plan)
-    engine = Engine(inventory, [NetCheck(), PortsCheck(), FirewallCheck(), check], replace(options, only=("diagnose",)))
+    engine = Engine(inventory, [NetCheck(), PortsCheck(), FirewallCheck(), NpuCheck(), check],
+                    replace(options, only=("diagnose",)))
     report = engine.report(complete=engine.run_interruptible())
     facts = engine.facts()[0].get(check.ident, {})
     summary = check.summary_of(facts, engine.outcomes.get(check.ident, []))
