@@ -79,7 +79,8 @@ class NpuEnvCheck(Check):
 
 def _setup_said(facts: Facts) -> str:
     setup = facts.get("setup") or {}
-    return next((str(setup[k]) for k in ("failed", "sourced", "ran") if setup.get(k)), "nothing sourced (no setup: line, no set_env.sh found)")
+    said = (str(setup[k]) for k in ("failed", "sourced", "ran") if setup.get(k))
+    return next(said, "nothing sourced (no setup: line, no set_env.sh found)")
 
 
 def _judge_env(host: str, facts: Facts) -> Finding:
