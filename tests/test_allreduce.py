@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from preflight.allreduce.schedule import Pair, circle_rounds, matching_rounds, plan, ring_rounds
-from preflight.allreduce.verdict import merge, parse_lines
+from preflight.allreduce.verdict import PairResult, judge, merge, parse_lines
 from preflight.batch import ProbeOutput
 from preflight.checks.allreduce import AllreduceCheck
 from preflight.checks.base import EvalContext, Facts, StepOutcome
@@ -126,6 +126,25 @@ def test_a_pair_still_slow_alone_fails_and_a_slow_host_is_still_named() -> None:
     findings, confirmations = run_confirmed(ctx, host, host)
     assert confirmations == 3 and not [f for f in findings if f.status == Status.WARN]
     assert [f.host for f in findings if f.status == Status.FAIL and f.peer is None] == ["n3"]
+
+
+def test_a_pair_is_judged_alone_at_the_size_it_was_found_slow_at() -> None:
+    """Found in CI (loaded box): the alone run reached a larger size than the round, where only one pair of the
+    class had a figure; judged there against that one pair, a healthy pair stayed slow and was failed."""
+    MiB = 1 << 20
+    pairs = [Pair(0, "inter", "n1", 0, "n2", 0, 29600), Pair(1, "inter", "n3", 0, "n4", 0, 29601),
+             Pair(2, "inter", "n1", 0, "n3", 0, 29602), Pair(3, "inter", "n2", 0, "n4", 0, 29603)]
+    rounds = [PairResult(pairs[0], {MiB: 1.0, 4 * MiB: 2.0}, {MiB: 1.0, 4 * MiB: 2.0}),
+              PairResult(pairs[1], {MiB: 0.2}, {MiB: 0.2})]
+    rounds += [PairResult(p, {MiB: 1.0}, {MiB: 1.0}) for p in pairs[2:]]
+    alone = {1: PairResult(pairs[1], {MiB: 0.9, 4 * MiB: 0.5}, {MiB: 0.9, 4 * MiB: 0.5})}
+    findings = judge(rounds, ["n1", "n2", "n3", "n4"], 0.8, 0.0, "all", alone)
+    assert not [f for f in findings if f.status == Status.FAIL]
+    [warn] = [f for f in findings if f.status == Status.WARN]
+    assert "normal alone (0.9 GB/s at 1 MiB)" in warn.message
+    still = {1: PairResult(pairs[1], {MiB: 0.3, 4 * MiB: 0.5}, {MiB: 0.3, 4 * MiB: 0.5})}
+    failed = judge(rounds, ["n1", "n2", "n3", "n4"], 0.8, 0.0, "all", still)
+    assert {f.host for f in failed if f.status == Status.FAIL} == {"n3", "n4"}
 
 
 def test_confirmations_are_capped_worst_first_and_an_unconfirmed_pair_is_not_blamed_alone() -> None:

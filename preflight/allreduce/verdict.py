@@ -146,10 +146,13 @@ def confirm(slow: Sequence[PairResult], measured: Sequence[PairResult], remeasur
     unconfirmed).
 
     A pair whose second run failed stays slow: only a clean second figure at or above the class reference
-    clears it. A pair not measured again (past ``confirm_max``) stays slow only when it shares a host that is
-    confirmed slow with two or more partners (that host explains it; a host paired once with a bad one does
-    not); otherwise it is left unconfirmed, never blamed. With no
-    confirmation phase at all (``remeasured`` None: ``confirm_max`` 0) every slow pair stays slow."""
+    clears it. The alone figure is read at the size the pair was found slow at (the same reference: the
+    class's figure at that size from the rounds), or at its largest size when the alone run did not get
+    there; a larger size would be judged against the few pairs of the rounds that reached it.
+    A pair not measured again (past ``confirm_max``) stays slow only when it shares a host that is confirmed
+    slow with two or more partners (that host explains it; a host paired once with a bad one does not);
+    otherwise it is left unconfirmed, never blamed. With no confirmation phase at all (``remeasured`` None:
+    ``confirm_max`` 0) every slow pair stays slow."""
     if remeasured is None:
         return list(slow), [], []
     still: list[PairResult] = []
@@ -162,9 +165,10 @@ def confirm(slow: Sequence[PairResult], measured: Sequence[PairResult], remeasur
         elif again.error is not None or not again.busbw:
             still.append(r)
         else:
-            ref = reference([o for o in measured if o.pair.group == r.pair.group], again.size)
-            (still.append(r) if _below(again, ref, fraction, _floor(r, floor_gbps, hardware))
-             else recovered.append((r, again)))
+            alone = _alone_at(r, again)
+            ref = reference([o for o in measured if o.pair.group == r.pair.group], alone.size)
+            (still.append(r) if _below(alone, ref, fraction, _floor(r, floor_gbps, hardware))
+             else recovered.append((r, alone)))
     partners: dict[str, set[str]] = {}
     for r in still:
         partners.setdefault(r.pair.host, set()).add(r.pair.peer)
@@ -173,6 +177,20 @@ def confirm(slow: Sequence[PairResult], measured: Sequence[PairResult], remeasur
     unconfirmed = [r for r in waiting if not {r.pair.host, r.pair.peer} & blamed]
     still += [r for r in waiting if {r.pair.host, r.pair.peer} & blamed]
     return still, recovered, unconfirmed
+
+
+def _alone_at(first: PairResult, again: PairResult) -> PairResult:
+    """``again`` (the pair measured alone) cut to the size ``first`` was judged at, when it measured it.
+
+    >>> from preflight.allreduce.schedule import Pair
+    >>> p = Pair(0, "intra", "a", 0, "a", 1, 29600)
+    >>> first = PairResult(p, {1 << 18: 0.1}, {1 << 18: 0.1})
+    >>> _alone_at(first, PairResult(p, {1 << 18: 0.4, 1 << 20: 0.9}, {1 << 18: 0.4, 1 << 20: 0.9})).busbw
+    {262144: 0.4}
+    """
+    size = first.size if first.size in again.busbw else again.size
+    return PairResult(again.pair, {size: again.busbw[size]}, {size: again.algbw.get(size, again.busbw[size])},
+                      again.correct, again.error)
 
 
 def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, floor_gbps: float,
