@@ -31,6 +31,7 @@ from typing import Any
 
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
+from preflight.container import container_sysctl_remedy
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 from preflight.ports import (
@@ -47,6 +48,7 @@ from preflight.ports import (
     intersect,
     parse_port_list,
     reserve_remedy,
+    reserved_after,
     uncovered,
 )
 
@@ -176,7 +178,8 @@ class PortsCheck(Check):
     ids = ("ports.reserved", "ports.listening")
     order = 30
     summary = "HCCL ports reserved in ip_local_reserved_ports (npu); master and HCCL ports not already listened on"
-    needs = ("versions", "sysctl")  # the CANN version (how many HCCL ports); the ephemeral range
+    # the CANN version (how many HCCL ports); the ephemeral range. os.container's facts, when gathered: the remedy
+    needs = ("versions", "sysctl")
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
         """Only what this host is judged on: the reservation on npu, the sockets where a job port lives.
@@ -228,7 +231,8 @@ class PortsCheck(Check):
         for host in sorted(facts):
             hccl = hccl_ports(host, ctx) if npu else None
             if hccl is not None:
-                findings.append(_judge_reserved(host, facts[host], hccl, _window(host, ctx)))
+                findings.append(_judge_reserved(host, facts[host], hccl, _window(host, ctx),
+                                                ctx.other_facts.get("os.container", {}).get(host)))
             findings.append(_judge_listening(host, facts[host], ctx, hccl))
         return findings
 
@@ -252,7 +256,8 @@ def _window(host: str, ctx: EvalContext) -> Range | None:
     return (window[0], window[1]) if window else None
 
 
-def _judge_reserved(host: str, facts: Facts, hccl: HcclPorts, window: Range | None) -> Finding:
+def _judge_reserved(host: str, facts: Facts, hccl: HcclPorts, window: Range | None,
+                    container: Mapping[str, Any] | None = None) -> Finding:
     check = "ports.reserved"
     low, high = HCCL_BASE_RANGE
     if hccl.auto:
@@ -283,7 +288,8 @@ def _judge_reserved(host: str, facts: Facts, hccl: HcclPorts, window: Range | No
 
     wide = hccl.widened()
     missing, wide_missing = exposed(hccl.ranges), exposed(wide.ranges)
-    remedy = reserve_remedy(reserved, wide.ranges)
+    remedy = container_sysctl_remedy(container, RESERVED_KEY,
+                                     reserved_after(reserved, wide.ranges), reserve_remedy(reserved, wide.ranges))
     if missing:
         return finding(
             check, host, Status.FAIL,

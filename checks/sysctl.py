@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
+from preflight.container import container_sysctl_remedy
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 from preflight.ports import (
@@ -38,6 +39,7 @@ from preflight.ports import (
     intersect,
     parse_port_list,
     reserve_remedy,
+    reserved_after,
     uncovered,
 )
 from preflight.ranks import Ranks, world
@@ -114,7 +116,9 @@ class SysctlCheck(Check):
                "job ports outside the ephemeral range or reserved")
     # 0: the job's need (see needed); N: a fixed minimum instead (fail below N, nothing else)
     params: ClassVar[Mapping[str, Any]] = {"min_somaxconn": 0, "min_tcp_max_syn_backlog": 0}
-    needs = ("versions",)  # the CANN version decides how many HCCL ports there are
+    # The CANN version decides how many HCCL ports there are. os.container's facts, when gathered (it runs by
+    # default), turn the remedies into the container's; not a need: facts files without them still judge.
+    needs = ("versions",)
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
         return [Probe("read", _read_command(KEYS + PORT_KEYS), timeout=5)]
@@ -131,11 +135,12 @@ class SysctlCheck(Check):
         ranks = world(ctx.cluster, ctx.hosts)
         for host, host_facts in facts.items():
             values = host_facts.get("values", {})
+            container = ctx.other_facts.get("os.container", {}).get(host)
             for suffix, (key, param) in LIMITS.items():
                 need = needed(key, ranks, ctx.cluster.accelerator, int(ctx.params[param]))
-                findings.append(_judge(f"sysctl.{suffix}", host, key, values.get(key), need))
+                findings.append(_judge(f"sysctl.{suffix}", host, key, values.get(key), need, container))
             if isinstance(host_facts.get("ports"), dict):
-                findings.append(_judge_port_range(host, host_facts["ports"], ctx))
+                findings.append(_judge_port_range(host, host_facts["ports"], ctx, container))
         return findings
 
 
@@ -181,11 +186,20 @@ def needed(key: str, ranks: Ranks | None, accelerator: str, override: int = 0) -
     return need
 
 
-def _remedy(key: str, value: int) -> str:
-    return f"sysctl -w {key}={value} && echo '{key} = {value}' >> /etc/sysctl.d/90-preflight.conf"
+def _remedy(key: str, value: int, container: Mapping[str, Any] | None = None) -> str:
+    """``sysctl -w`` and a sysctl.d line on a machine; the container's own settings on a container (os.container).
+
+    >>> _remedy("net.core.somaxconn", 4096)
+    "sysctl -w net.core.somaxconn=4096 && echo 'net.core.somaxconn = 4096' >> /etc/sysctl.d/90-preflight.conf"
+    >>> _remedy("net.core.somaxconn", 4096, {"engine": "docker"})[:34]
+    'this host is a container (docker):'
+    """
+    on_host = f"sysctl -w {key}={value} && echo '{key} = {value}' >> /etc/sysctl.d/90-preflight.conf"
+    return container_sysctl_remedy(container, key, str(value), on_host)
 
 
-def _judge(check: str, host: str, key: str, raw: str | None, need: Need) -> Finding:
+def _judge(check: str, host: str, key: str, raw: str | None, need: Need,
+           container: Mapping[str, Any] | None = None) -> Finding:
     expected = f">= {need.minimum}" + (f" (advised: {need.advised})" if need.advised else "")
     if raw is None or not raw.strip().isdecimal():
         return finding(check, host, Status.ERROR, f"{check}: could not read {key}", observed=raw,
@@ -196,13 +210,13 @@ def _judge(check: str, host: str, key: str, raw: str | None, need: Need) -> Find
             check, host, Status.FAIL,
             f"{check}: {key} is {value}, below {need.minimum} = {need.why}: the kernel drops the connections the "
             "queue cannot hold and init_process_group fails or hangs",
-            observed=str(value), expected=expected, remedy=_remedy(key, max(need.minimum, need.advised)),
+            observed=str(value), expected=expected, remedy=_remedy(key, max(need.minimum, need.advised), container),
         )
     if value < need.advised:
         return finding(check, host, Status.WARN,
                        f"{check}: {key} is {value}: enough for this job ({need.minimum} = {need.why}), below "
                        f"{need.advised}: {need.advice}",
-                       observed=str(value), expected=expected, remedy=_remedy(key, need.advised))
+                       observed=str(value), expected=expected, remedy=_remedy(key, need.advised, container))
     return finding(check, host, Status.PASS, f"{check}: {key} = {value} (>= {need.minimum} = {need.why})",
                    observed=str(value), expected=expected)
 
@@ -220,7 +234,8 @@ def parse_port_range(text: str | None) -> Range | None:
     return (low, high) if 0 <= low <= high <= 65535 else None
 
 
-def _judge_port_range(host: str, ports: Mapping[str, Any], ctx: EvalContext) -> Finding:
+def _judge_port_range(host: str, ports: Mapping[str, Any], ctx: EvalContext,
+                      container: Mapping[str, Any] | None = None) -> Finding:
     check = "sysctl.port_range"
     targets: list[tuple[str, Range, str]] = []  # (name, ports, how they were worked out)
     if host == ctx.cluster.master:
@@ -258,7 +273,8 @@ def _judge_port_range(host: str, ports: Mapping[str, Any], ctx: EvalContext) -> 
             "before the job binds it, and the job then fails with 'address already in use' (likelier the more "
             "connections the node opens)",
             observed=observed, expected=expected,
-            remedy=reserve_remedy(reserved, to_reserve))
+            remedy=container_sysctl_remedy(container, RESERVED_KEY, reserved_after(reserved, to_reserve),
+                                           reserve_remedy(reserved, to_reserve)))
     names = " and ".join(name for name, _, _ in targets)
     return finding(check, host, Status.PASS, f"{check}: {names} outside the ephemeral range {window[0]}-{window[1]} "
                    "or reserved", observed=observed, expected=expected)

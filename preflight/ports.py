@@ -121,8 +121,17 @@ def reserve_remedy(current: Sequence[Range], add: Iterable[Range]) -> str:
     "sysctl -w net.ipv4.ip_local_reserved_ports=60000-60015,61000 && echo 'net.ipv4.ip_local_reserved_ports = \
 60000-60015,61000' >> /etc/sysctl.d/90-preflight.conf"
     """
-    merged = format_port_list(merge_ranges([*current, *add]))
+    merged = reserved_after(current, add)
     return f"sysctl -w {RESERVED_KEY}={merged} && echo '{RESERVED_KEY} = {merged}' >> {SYSCTL_CONF}"
+
+
+def reserved_after(current: Sequence[Range], add: Iterable[Range]) -> str:
+    """The reserved-ports value with ``add`` reserved on top of ``current``.
+
+    >>> reserved_after([(61000, 61000)], [(60000, 60015)])
+    '60000-60015,61000'
+    """
+    return format_port_list(merge_ranges([*current, *add]))
 
 
 # --- which ports HCCL uses on a host ---------------------------------------------------------

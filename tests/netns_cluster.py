@@ -328,6 +328,14 @@ class NetnsCluster:
         node = self._resolve(node)
         _run(["nsenter", "-t", str(self._pids[node.name]), "-m", "--", "mount", "--bind", str(source), path])
 
+    def read_only_proc_sys(self, node: NodeRef) -> None:
+        """Mount /proc/sys read-only for the node's SSH sessions, as runc does in a container (moby/moby#5529):
+        a read-only bind of itself in the node's private mount namespace; undo with ``unhide_binary("/proc/sys")``."""
+        node = self._resolve(node)
+        enter = ["nsenter", "-t", str(self._pids[node.name]), "-m", "--"]
+        _run([*enter, "mount", "--bind", "/proc/sys", "/proc/sys"])
+        _run([*enter, "mount", "-o", "remount,bind,ro", "/proc/sys"])
+
     def unhide_binary(self, node: NodeRef, path: str) -> None:
         """Undo ``hide_binary`` (no error if it was not hidden)."""
         node = self._resolve(node)

@@ -24,6 +24,8 @@ from cli_runner import preflight
 from conftest import cluster_fixture
 from netns_cluster import NetnsCluster
 
+from preflight.container import COMMAND as CONTAINER_PROBE
+from preflight.container import parse_container
 from preflight.inventory import Host
 from preflight.transport.base import TransportError
 from preflight.transport.ssh import SSHTransport
@@ -317,3 +319,35 @@ def test_two_runs_at_once_keep_their_reports(hosts_file: Path, tmp_path: Path) -
     saved = sorted((tmp_path / "reports").glob("*/report.json"))
     assert len(saved) == 2, saved
     assert sorted(p.read_text() for p in saved) == sorted(outputs), "each run saved its own report"
+
+
+# --- a container node ---------------------------------------------------------------------------------------------
+
+
+def test_a_container_node_is_named_and_its_sysctl_remedy_is_the_containers(cluster: NetnsCluster, hosts_file: Path,
+                                                                            tmp_path: Path) -> None:
+    """The nodes share this machine's root and process 1: what the probe reads here is what they read (this test
+    box is a Docker container; elsewhere the nodes are machines). node2 gets a read-only /proc/sys as runc mounts
+    it, and a somaxconn below the floor."""
+    here = parse_container(subprocess.run(["sh", "-c", CONTAINER_PROBE], capture_output=True, text=True,
+                                          check=False).stdout)
+    cluster.read_only_proc_sys("node2")
+    cluster.sysctl("node2", "net.core.somaxconn", "64")
+    try:
+        _, report, _ = run_json(hosts_file, tmp_path, "--checks", "os.container,sysctl.somaxconn")
+    finally:
+        cluster.sysctl("node2", "net.core.somaxconn", "65535")
+        cluster.unhide_binary("node2", "/proc/sys")
+    found = {f["host"]: f for f in report["findings"] if f["check"] == "os.container"}
+    assert set(found) == {"node1", "node2", "node3"} and all(f["status"] == "pass" for f in found.values())
+    [low] = [f for f in report["findings"] if f["check"] == "sysctl.somaxconn" and f["status"] == "fail"]
+    assert low["host"] == "node2"
+    if here["engine"]:
+        assert f"is a container ({here['engine']}" in found["node2"]["message"]
+        assert "/proc/sys is read-only" in found["node2"]["message"]
+        assert "/proc/sys is read-only" not in found["node1"]["message"]
+        assert low["remedy"].startswith(f"this host is a container ({here['engine']})")
+        assert "docker run --sysctl net.core.somaxconn=128" in low["remedy"]
+    else:
+        assert "is not a container" in found["node2"]["message"]
+        assert low["remedy"].startswith("sysctl -w net.core.somaxconn=128")

@@ -6,6 +6,7 @@ import pytest
 
 from preflight.checks.base import EvalContext
 from preflight.checks.sysctl import FLOOR, NPU_RECOMMENDED, SysctlCheck, needed
+from preflight.container import container_sysctl_remedy
 from preflight.inventory import ClusterSpec, Host
 from preflight.ranks import Ranks, from_slurm, world
 
@@ -86,3 +87,29 @@ def test_slurm_variables_give_the_rank_count() -> None:
         Ranks(16, "SLURM_JOB_NUM_NODES=2 x 8 devices")  # torchrun: one task per node, 8 ranks each
     assert from_slurm({"SLURM_JOB_NUM_NODES": "2", "SLURM_NTASKS": "64"}, 8) == Ranks(64, "SLURM_NTASKS=64")
     assert from_slurm({"SLURM_JOB_NODELIST": "bad[", "SLURM_NTASKS": "0"}, 8) is None
+
+
+def test_on_a_container_the_remedy_sets_the_sysctl_for_its_network_namespace() -> None:
+    """os.container's facts change the remedy: docker run --sysctl / the pod's securityContext, the kubelet's
+    allowance for an unsafe sysctl, and the host's sysctl -w kept for host networking."""
+    check = SysctlCheck()
+    cluster = ClusterSpec(accelerator="gpu", devices_per_host=8)
+    ctx = EvalContext(cluster, [Host(f"n{i}", f"n{i}") for i in range(64)], dict(check.params),
+                      {"os.container": {"n0": {"engine": "kubernetes", "evidence": ["cgroup /kubepods"],
+                                               "proc_sys_ro": True}}})
+    findings = {f.check: f for f in check.evaluate({"n0": {"values": OLD}}, ctx)}
+    remedy = str(findings["sysctl.somaxconn"].remedy)
+    assert remedy.startswith("this host is a container (kubernetes)")
+    assert "docker run --sysctl net.core.somaxconn=1024" in remedy and "/proc/sys is read-only" in remedy
+    assert "--allowed-unsafe-sysctls=net.core.somaxconn" in remedy
+    assert remedy.endswith("sysctl -w net.core.somaxconn=1024 && echo 'net.core.somaxconn = 1024' >> "
+                           "/etc/sysctl.d/90-preflight.conf")
+    ctx = EvalContext(cluster, ctx.hosts, dict(check.params), {"os.container": {"n0": {"engine": None}}})
+    plain = {f.check: f for f in check.evaluate({"n0": {"values": OLD}}, ctx)}
+    assert str(plain["sysctl.somaxconn"].remedy).startswith("sysctl -w net.core.somaxconn=1024")
+
+
+def test_a_safe_sysctl_needs_no_kubelet_allowance() -> None:
+    remedy = container_sysctl_remedy({"engine": "kubernetes"}, "net.ipv4.ip_local_reserved_ports", "60000-60015",
+                                     "sysctl -w net.ipv4.ip_local_reserved_ports=60000-60015")
+    assert "securityContext.sysctls" in remedy and "unsafe" not in remedy
