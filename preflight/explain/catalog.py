@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from preflight.explain.catalog_cuda import CUDA
 from preflight.explain.catalog_hosts import HOSTS
+from preflight.explain.catalog_launchers import LAUNCHERS
 from preflight.explain.catalog_nccl import NCCL
 from preflight.explain.catalog_network import NETWORK
 from preflight.explain.catalog_torch import TORCH
@@ -24,6 +25,6 @@ from preflight.explain.signature import CATEGORIES, Signature
 __all__ = ["CATALOG", "CATEGORIES", "SIGNATURES", "Signature"]
 
 # In matching order: the entries of a part keep their order, as when they were one table.
-CATALOG: tuple[Signature, ...] = (*NETWORK, *HOSTS, *CUDA, *NCCL, *TORCH)
+CATALOG: tuple[Signature, ...] = (*NETWORK, *HOSTS, *CUDA, *NCCL, *TORCH, *LAUNCHERS)
 
 SIGNATURES: dict[str, Signature] = {s.id: s for s in CATALOG}

@@ -19,7 +19,7 @@ LIBRARIES = {
     "nvidia_smi": "CUDA / NVIDIA driver", "nvrm": "CUDA / NVIDIA driver", "hccl": "HCCL / CANN / torch_npu",
     "torch_npu": "HCCL / CANN / torch_npu", "deepspeed": "DeepSpeed launcher, pdsh, ssh",
     "ssh": "DeepSpeed launcher, pdsh, ssh", "hostfile": "DeepSpeed launcher, pdsh, ssh",
-    "accelerate": "accelerate", "os": "OS limits",
+    "accelerate": "accelerate", "mpirun": "Open MPI (mpirun)", "os": "OS limits",
 }
 
 
