@@ -14,6 +14,7 @@ True
 
 from __future__ import annotations
 
+from preflight.explain.catalog_ascend import ASCEND
 from preflight.explain.catalog_cuda import CUDA
 from preflight.explain.catalog_hosts import HOSTS
 from preflight.explain.catalog_launchers import LAUNCHERS
@@ -25,6 +26,6 @@ from preflight.explain.signature import CATEGORIES, Signature
 __all__ = ["CATALOG", "CATEGORIES", "SIGNATURES", "Signature"]
 
 # In matching order: the entries of a part keep their order, as when they were one table.
-CATALOG: tuple[Signature, ...] = (*NETWORK, *HOSTS, *CUDA, *NCCL, *TORCH, *LAUNCHERS)
+CATALOG: tuple[Signature, ...] = (*NETWORK, *HOSTS, *ASCEND, *CUDA, *NCCL, *TORCH, *LAUNCHERS)
 
 SIGNATURES: dict[str, Signature] = {s.id: s for s in CATALOG}

@@ -1,0 +1,131 @@
+"""Known failure signatures, part three: Ascend HCCL / CANN error codes (EI0001-EI0014) and torch_npu's
+``HCCL function error: ..., error code is N``. See ``catalog``.
+
+Each entry's sample is printed text from a public issue or from the vendors' troubleshooting guides
+(hicann/hccl, mindspore-ai/docs); tests/fixtures/explain/excerpts.json keeps it.
+
+>>> [s.id for s in ASCEND if s.category == "launch-args"][:2]
+['hccl.ei0001_env_invalid', 'hccl.ei0004_ranktable_invalid']
+>>> HCCL_RESULT[11]
+'HCCL_E_TCP_CONNECT'
+"""
+
+from __future__ import annotations
+
+import re
+
+from preflight.explain.signature import Signature
+
+# HcclResult, CANN's hccl_types.h: the number torch_npu prints as "error code is N".
+HCCL_RESULT: dict[int, str] = {
+    0: "HCCL_SUCCESS", 1: "HCCL_E_PARA", 2: "HCCL_E_PTR", 3: "HCCL_E_MEMORY", 4: "HCCL_E_INTERNAL",
+    5: "HCCL_E_NOT_SUPPORT", 6: "HCCL_E_NOT_FOUND", 7: "HCCL_E_UNAVAIL", 8: "HCCL_E_SYSCALL",
+    9: "HCCL_E_TIMEOUT", 10: "HCCL_E_OPEN_FILE_FAILURE", 11: "HCCL_E_TCP_CONNECT", 12: "HCCL_E_ROCE_CONNECT",
+    13: "HCCL_E_TCP_TRANSFER", 14: "HCCL_E_ROCE_TRANSFER", 15: "HCCL_E_RUNTIME", 16: "HCCL_E_DRV",
+    17: "HCCL_E_PROFILING", 18: "HCCL_E_CCE", 19: "HCCL_E_NETWORK", 20: "HCCL_E_AGAIN", 21: "HCCL_E_REMOTE",
+}
+
+_CODES = ("HcclResult codes: 1 E_PARA (parameter), 2 E_PTR (null pointer), 3 E_MEMORY, 4 E_INTERNAL, "
+          "5 E_NOT_SUPPORT, 6 E_NOT_FOUND, 7 E_UNAVAIL (resource/port in use), 8 E_SYSCALL, 9 E_TIMEOUT, "
+          "11 E_TCP_CONNECT, 12 E_ROCE_CONNECT, 13 E_TCP_TRANSFER, 14 E_ROCE_TRANSFER, 15 E_RUNTIME, "
+          "16 E_DRV (driver), 19 E_NETWORK, 21 E_REMOTE (error CQE).")
+
+
+def _para(m: re.Match[str]) -> bool:
+    return int(m.group("code")) == 1
+
+
+_HICANN = "https://github.com/hicann/hccl/blob/"
+_EI0001_DOC = (_HICANN + "bf07f6e5c76b263f36264e439f29c6a0581cae1e/docs/en/user_guide/fault_diagnosis/"
+               "env_config_error_EI0001.md")
+_RANKTABLE_DOC = (_HICANN + "bf07f6e5c76b263f36264e439f29c6a0581cae1e/docs/en/user_guide/fault_diagnosis/"
+                  "rank_table_load_fail.md")
+_LINK_DOC = (_HICANN + "7076f76a733493cd2fc8b5521aad8703f2488f19/docs/en/user_guide/fault_diagnosis/"
+             "param_link_stage.md")
+_MINDSPORE_DOC = ("https://github.com/mindspore-ai/docs/blob/c846dddffa32fc04ccf7281e2b42dce111979d30/"
+                  "tutorials/source_zh_cn/debug/error_analysis/cann_error_cases.md")
+
+ASCEND: tuple[Signature, ...] = (
+    # --- configuration: environment variables, the rank table ---------------------------------
+    Signature(
+        "hccl.ei0001_env_invalid", "launch-args",
+        (r"Config_Error_Invalid_Environment_Variable\(EI0001\)", r"\bEI0001\b",
+         r"Value \S+ for environment variable \w+ is invalid"),
+        "An HCCL_* environment variable has a value HCCL rejects (EI0001); the message names the variable "
+        "and its valid range, and the communicator is not created.",
+        "Set the variable named in the message to a value in the printed range (or unset it) on every "
+        "rank; keep the HCCL_* environment identical on all nodes.",
+        ("hccl.env",), _EI0001_DOC, weight=72),
+    Signature(
+        "hccl.socket_ifname_not_found", "wrong-interface",
+        (r"by HCCL_SOCKET_IFNAME, but not found in the environment", r"get host ip fail by socket Ifname"),
+        "HCCL_SOCKET_IFNAME names a host NIC that does not exist on this node (in a container: not inside "
+        "the container), so HCCL finds no host IP to bind; the log lists the NICs that do exist.",
+        "Set HCCL_SOCKET_IFNAME to an interface present on every node (`ip -br addr`), e.g. the one that "
+        "carries MASTER_ADDR's subnet.",
+        ("hccl.env", "net.interface"), _EI0001_DOC, weight=74),
+    Signature(
+        "hccl.ei0004_ranktable_invalid", "launch-args",
+        (r"\bEI0004\b", r"The ranktable is invalid", r"Invalid ranktable"),
+        "The rank table (RANK_TABLE_FILE) is invalid for this host (EI0004): a duplicated or wrong "
+        "device_id, a rank_id beyond the rank count, a bad IP, or a file that cannot be read.",
+        "Fix the rank table as the message says (one entry per device, device_id/rank_id in range, the "
+        "node's real device IPs) and use the same file on every node.",
+        ("hccn.rank_table",), _MINDSPORE_DOC, weight=75),
+    Signature(
+        "hccl.ranktable_device_ip_mismatch", "launch-args",
+        (r"the IP address\(\S+\) in the ranktable is inconsistent with the IP address\(\S+\) of the network "
+         r"adapter",),
+        "The device_ip the rank table gives this rank is not the IP of its NPU's network port (HCCP "
+        "ra_rdev_init check; EI0014), so the device NIC cannot be initialised.",
+        "Put each device's real IP in the rank table (`hccn_tool -i N -ip -g` on every node) or regenerate "
+        "the rank table.",
+        ("hccn.rank_table", "hccn.ip"), _RANKTABLE_DOC, weight=80),
+    # --- link setup between ranks ---------------------------------------------------------------
+    Signature(
+        "hccl.ei0005_args_inconsistent", "collective-mismatch",
+        (r"\bEI0005\b", r"The arguments for collective communication are inconsistent between ranks",
+         r"CMD information \w+ check fail"),
+        "Two ranks called different collectives at link setup (EI0005): the operator, its count, data type, "
+        "reduce op or HCCL buffer size differ - diverging scripts/data, or different versions on the nodes.",
+        "Make every rank run the same code, data and CANN/torch_npu versions; the message names the "
+        "parameter (tag, count, cmdType...) and its local and remote values.",
+        ("versions", "versions.cann"), _LINK_DOC, weight=72),
+    Signature(
+        "hccl.ei0009_transport_init", "hccl-link",
+        (r"\bEI0009\b", r"Transport init error\. Reason: \[Create\] ?\[DestLink\]Create Dest error"),
+        "HCCL could not create the transport link to a peer rank (EI0009): the peer NPU failed or exited, "
+        "or its device network is unreachable.",
+        "Check the peer named in createLink para (dst_rank, remote_ip_addr) for an earlier error; check "
+        "device links and ping between the device IPs (`hccn_tool -i N -ping -g address PEER_IP`).",
+        ("hccn.link", "hccn.reachability", "npu.processes"),
+        "https://github.com/vllm-project/vllm-ascend/issues/3162", weight=45),
+    Signature(
+        "hccl.ei0011_device_oom", "oom",
+        (r"Resource_Error_Insufficient_Device_Memory", r"\bEI0011\b"),
+        "HCCL could not allocate NPU memory for its links (EI0011, QP resources): the device is full - the "
+        "job itself or another process on the NPU.",
+        "Free NPU memory (smaller batch, fewer RoCE links, stop other processes: `npu-smi info`); lower "
+        "HCCL_BUFFSIZE if HCCL's buffers are the large part.",
+        ("npu.processes",), _LINK_DOC, weight=78),
+    # --- execution ------------------------------------------------------------------------------
+    Signature(
+        "hccl.ei0002_notify_wait_timeout", "hccl-timeout",
+        (r"\bEI0002\b", r"The wait execution of the Notify register times out", r"Notify wait execute failed"),
+        "A collective waited longer than HCCL_EXEC_TIMEOUT (1800 s default) for a peer rank (EI0002): that "
+        "rank failed or exited earlier, is far behind (e.g. saving a checkpoint), runs a different "
+        "collective sequence, or the device network drops packets.",
+        "Find the rank that failed first (the message may name the abnormal device); if all ranks only "
+        "wait on a slow one raise HCCL_EXEC_TIMEOUT; grep the plogs for 'error cqe' and check device links.",
+        ("npu.processes", "hccn.link", "hccn.reachability"), _MINDSPORE_DOC, weight=32),
+    Signature(
+        "hccl.error_code_para", "launch-args",
+        (r"HCCL function error: .*, error code is (?P<code>\d+)\b",),
+        "An HCCL call from torch_npu returned HcclResult 1 (HCCL_E_PARA, parameter error): HCCL rejected "
+        "the communicator's arguments - rank/world size, the parallel layout, an HCCL_* setting, or a "
+        "feature the device does not support. " + _CODES,
+        "Read the CANN error lines after it (EIxxxx, plog under ~/ascend/log) for the parameter; check the "
+        "rank count and parallel sizes against the NPUs and HCCL_* variables on every node.",
+        ("hccl.env", "npu.count"), "https://github.com/vllm-project/vllm-ascend/issues/2712", weight=20,
+        when=_para),
+)
