@@ -31,7 +31,7 @@ from typing import Any
 
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.container import container_sysctl_remedy
+from preflight.container import container_of
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 from preflight.ports import (
@@ -48,7 +48,6 @@ from preflight.ports import (
     intersect,
     parse_port_list,
     reserve_remedy,
-    reserved_after,
     uncovered,
 )
 
@@ -232,7 +231,7 @@ class PortsCheck(Check):
             hccl = hccl_ports(host, ctx) if npu else None
             if hccl is not None:
                 findings.append(_judge_reserved(host, facts[host], hccl, _window(host, ctx),
-                                                ctx.other_facts.get("os.container", {}).get(host)))
+                                                container_of(ctx.other_facts, host)))
             findings.append(_judge_listening(host, facts[host], ctx, hccl))
         return findings
 
@@ -288,8 +287,7 @@ def _judge_reserved(host: str, facts: Facts, hccl: HcclPorts, window: Range | No
 
     wide = hccl.widened()
     missing, wide_missing = exposed(hccl.ranges), exposed(wide.ranges)
-    remedy = container_sysctl_remedy(container, RESERVED_KEY,
-                                     reserved_after(reserved, wide.ranges), reserve_remedy(reserved, wide.ranges))
+    remedy = reserve_remedy(reserved, wide.ranges, container)
     if missing:
         return finding(
             check, host, Status.FAIL,

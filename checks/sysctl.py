@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.container import container_sysctl_remedy
+from preflight.container import container_of, container_sysctl_remedy
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 from preflight.ports import (
@@ -39,7 +39,6 @@ from preflight.ports import (
     intersect,
     parse_port_list,
     reserve_remedy,
-    reserved_after,
     uncovered,
 )
 from preflight.ranks import Ranks, world
@@ -135,7 +134,7 @@ class SysctlCheck(Check):
         ranks = world(ctx.cluster, ctx.hosts)
         for host, host_facts in facts.items():
             values = host_facts.get("values", {})
-            container = ctx.other_facts.get("os.container", {}).get(host)
+            container = container_of(ctx.other_facts, host)
             for suffix, (key, param) in LIMITS.items():
                 need = needed(key, ranks, ctx.cluster.accelerator, int(ctx.params[param]))
                 findings.append(_judge(f"sysctl.{suffix}", host, key, values.get(key), need, container))
@@ -273,8 +272,7 @@ def _judge_port_range(host: str, ports: Mapping[str, Any], ctx: EvalContext,
             "before the job binds it, and the job then fails with 'address already in use' (likelier the more "
             "connections the node opens)",
             observed=observed, expected=expected,
-            remedy=container_sysctl_remedy(container, RESERVED_KEY, reserved_after(reserved, to_reserve),
-                                           reserve_remedy(reserved, to_reserve)))
+            remedy=reserve_remedy(reserved, to_reserve, container))
     names = " and ".join(name for name, _, _ in targets)
     return finding(check, host, Status.PASS, f"{check}: {names} outside the ephemeral range {window[0]}-{window[1]} "
                    "or reserved", observed=observed, expected=expected)

@@ -51,6 +51,7 @@ def parse_container(text: str) -> dict[str, Any]:
     evidence: list[str] = []
     engines: list[str] = []
     proc_sys_ro: bool | None = None
+    cgroup_seen = False
     section = ""
     for raw in text.splitlines():
         line = raw.strip()
@@ -66,12 +67,12 @@ def parse_container(text: str) -> dict[str, Any]:
             engines.append("podman" if name.startswith("podman") else name)
         elif section == "cgroup" and line.count(":") >= 2:
             path = line.split(":", 2)[2]
-            for pattern, found in _CGROUP:
-                if pattern.search(path):
-                    if not any(e.startswith("cgroup ") for e in evidence):
-                        evidence.append(f"cgroup {path[:120]}")
-                    engines.append(found)
-                    break
+            found = next((engine for pattern, engine in _CGROUP if pattern.search(path)), None)
+            if found:
+                if not cgroup_seen:  # one path is evidence enough: the others name the same container
+                    evidence.append(f"cgroup {path[:120]}")
+                    cgroup_seen = True
+                engines.append(found)
         elif section == "mounts":
             fields = line.split()
             if len(fields) >= 4 and fields[1] == "/proc/sys":
@@ -111,3 +112,13 @@ def container_sysctl_remedy(container: Mapping[str, Any] | None, key: str, value
 K8S_SAFE_SYSCTLS = frozenset({"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.tcp_syncookies",
                               "net.ipv4.ping_group_range", "net.ipv4.ip_unprivileged_port_start",
                               "net.ipv4.ip_local_reserved_ports"})
+
+
+def container_of(other_facts: Mapping[str, Mapping[str, Any]], host: str) -> Mapping[str, Any] | None:
+    """os.container's facts of ``host`` from an EvalContext's ``other_facts``; None when it did not run.
+
+    >>> container_of({"os.container": {"n1": {"engine": "docker"}}}, "n1"), container_of({}, "n1")
+    ({'engine': 'docker'}, None)
+    """
+    found: Mapping[str, Any] | None = other_facts.get("os.container", {}).get(host)
+    return found

@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from preflight.container import container_sysctl_remedy
 from preflight.context import EvalContext
 
 HCCL_BASE_ENV = "HCCL_IF_BASE_PORT"
@@ -114,24 +116,20 @@ def intersect(ranges: Iterable[Range], window: Range) -> list[Range]:
     return [(low, high) for low, high in out if low <= high]
 
 
-def reserve_remedy(current: Sequence[Range], add: Iterable[Range]) -> str:
-    """A pasteable command reserving ``add`` on top of what is reserved now (the kernel replaces the list).
+def reserve_remedy(current: Sequence[Range], add: Iterable[Range],
+                   container: Mapping[str, Any] | None = None) -> str:
+    """A pasteable command reserving ``add`` on top of what is reserved now (the kernel replaces the list); on a
+    container (os.container's facts) the container's own setting (preflight.container).
 
     >>> reserve_remedy([(61000, 61000)], [(60000, 60015)])
     "sysctl -w net.ipv4.ip_local_reserved_ports=60000-60015,61000 && echo 'net.ipv4.ip_local_reserved_ports = \
 60000-60015,61000' >> /etc/sysctl.d/90-preflight.conf"
+    >>> reserve_remedy([], [(60000, 60015)], {"engine": "docker"})[:34]
+    'this host is a container (docker):'
     """
-    merged = reserved_after(current, add)
-    return f"sysctl -w {RESERVED_KEY}={merged} && echo '{RESERVED_KEY} = {merged}' >> {SYSCTL_CONF}"
-
-
-def reserved_after(current: Sequence[Range], add: Iterable[Range]) -> str:
-    """The reserved-ports value with ``add`` reserved on top of ``current``.
-
-    >>> reserved_after([(61000, 61000)], [(60000, 60015)])
-    '60000-60015,61000'
-    """
-    return format_port_list(merge_ranges([*current, *add]))
+    merged = format_port_list(merge_ranges([*current, *add]))
+    on_host = f"sysctl -w {RESERVED_KEY}={merged} && echo '{RESERVED_KEY} = {merged}' >> {SYSCTL_CONF}"
+    return container_sysctl_remedy(container, RESERVED_KEY, merged, on_host)
 
 
 # --- which ports HCCL uses on a host ---------------------------------------------------------

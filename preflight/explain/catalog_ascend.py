@@ -6,8 +6,8 @@ Each entry's sample is printed text from a public issue or from the vendors' tro
 
 >>> [s.id for s in ASCEND if s.category == "launch-args"][:2]
 ['hccl.ei0001_env_invalid', 'hccl.ei0004_ranktable_invalid']
->>> HCCL_RESULT[11]
-'HCCL_E_TCP_CONNECT'
+>>> HCCL_RESULT[11], _CODES[:38]
+('HCCL_E_TCP_CONNECT', 'HcclResult codes: 1 E_PARA (parameter)')
 """
 
 from __future__ import annotations
@@ -16,19 +16,18 @@ import re
 
 from preflight.explain.signature import Signature
 
-# HcclResult, CANN's hccl_types.h: the number torch_npu prints as "error code is N".
+# HcclResult, CANN's hccl_types.h: the number torch_npu prints as "error code is N" (with what it means).
 HCCL_RESULT: dict[int, str] = {
-    0: "HCCL_SUCCESS", 1: "HCCL_E_PARA", 2: "HCCL_E_PTR", 3: "HCCL_E_MEMORY", 4: "HCCL_E_INTERNAL",
-    5: "HCCL_E_NOT_SUPPORT", 6: "HCCL_E_NOT_FOUND", 7: "HCCL_E_UNAVAIL", 8: "HCCL_E_SYSCALL",
-    9: "HCCL_E_TIMEOUT", 10: "HCCL_E_OPEN_FILE_FAILURE", 11: "HCCL_E_TCP_CONNECT", 12: "HCCL_E_ROCE_CONNECT",
-    13: "HCCL_E_TCP_TRANSFER", 14: "HCCL_E_ROCE_TRANSFER", 15: "HCCL_E_RUNTIME", 16: "HCCL_E_DRV",
-    17: "HCCL_E_PROFILING", 18: "HCCL_E_CCE", 19: "HCCL_E_NETWORK", 20: "HCCL_E_AGAIN", 21: "HCCL_E_REMOTE",
+    0: "HCCL_SUCCESS", 1: "HCCL_E_PARA (parameter)", 2: "HCCL_E_PTR (null pointer)", 3: "HCCL_E_MEMORY",
+    4: "HCCL_E_INTERNAL", 5: "HCCL_E_NOT_SUPPORT", 6: "HCCL_E_NOT_FOUND",
+    7: "HCCL_E_UNAVAIL (resource/port in use)", 8: "HCCL_E_SYSCALL", 9: "HCCL_E_TIMEOUT",
+    10: "HCCL_E_OPEN_FILE_FAILURE", 11: "HCCL_E_TCP_CONNECT", 12: "HCCL_E_ROCE_CONNECT", 13: "HCCL_E_TCP_TRANSFER",
+    14: "HCCL_E_ROCE_TRANSFER", 15: "HCCL_E_RUNTIME", 16: "HCCL_E_DRV (driver)", 17: "HCCL_E_PROFILING",
+    18: "HCCL_E_CCE", 19: "HCCL_E_NETWORK", 20: "HCCL_E_AGAIN", 21: "HCCL_E_REMOTE (error CQE)",
 }
 
-_CODES = ("HcclResult codes: 1 E_PARA (parameter), 2 E_PTR (null pointer), 3 E_MEMORY, 4 E_INTERNAL, "
-          "5 E_NOT_SUPPORT, 6 E_NOT_FOUND, 7 E_UNAVAIL (resource/port in use), 8 E_SYSCALL, 9 E_TIMEOUT, "
-          "11 E_TCP_CONNECT, 12 E_ROCE_CONNECT, 13 E_TCP_TRANSFER, 14 E_ROCE_TRANSFER, 15 E_RUNTIME, "
-          "16 E_DRV (driver), 19 E_NETWORK, 21 E_REMOTE (error CQE).")
+_CODES = "HcclResult codes: " + ", ".join(f"{code} {name[len('HCCL_'):]}" for code, name in HCCL_RESULT.items()
+                                          if code) + "."
 
 
 def _para(m: re.Match[str]) -> bool:
