@@ -48,7 +48,8 @@ _LINKS = ("cd /sys/class/net || exit 1; for n in *; do printf '%s' \"$n\"; "
           "for k in ifindex mtu operstate flags carrier; do "
           "{ v=; read -r v <\"$n/$k\"; } 2>/dev/null; printf ' %s=%s' $k \"$v\"; done; echo; done")
 _LOGIN_ENV = "; ".join(f'[ -z "${{{v}+x}}" ] || printf \'login %s\\n\' "{v}=${v}"' for v in IFACE_VARS)
-_NCCL_CONF = r"sed -n 's/^[[:space:]]*\(NCCL_SOCKET_IFNAME=.*\)$/conf \1/p' /etc/nccl.conf 2>/dev/null"
+_NCCL_CONF = (r"[ ! -r /etc/nccl.conf ] || sed -n 's/^[[:space:]]*\(NCCL_SOCKET_IFNAME=.*\)$/conf \1/p' "
+              "/etc/nccl.conf 2>/dev/null")  # no sed started where there is no file
 
 
 class NetCheck(Check):

@@ -33,6 +33,10 @@ _SYNCED = ("System clock synchronized", "NTP synchronized")
 _SERVICE = ("NTP service", "systemd-timesyncd.service active", "Network time on", "NTP enabled")
 _SYNCED_LEAPS = ("Normal", "Insert second", "Delete second")
 _TIME = re.compile(r"^System time\s*:\s*([0-9.]+) seconds (fast|slow) of NTP time")
+# sd_booted()'s test first: without systemd as init (most containers) timedatectl can only fail, after loading
+# libsystemd-shared (~5 ms a host).
+TIMEDATECTL = ('[ -d /run/systemd/system ] || { echo "# preflight: not booted with systemd (no /run/systemd/system)"; '
+               "exit 1; }; LC_ALL=C timedatectl status")
 REMEDY = ("systemctl enable --now chronyd  # or: timedatectl set-ntp true; then check: chronyc tracking "
           "(Leap status: Normal)")
 
@@ -90,7 +94,7 @@ class OsTimeCheck(Check):
     summary = "the clock is NTP-synchronised (timedatectl, chronyc tracking), not only close to the others now"
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        return [Probe("timedatectl", "LC_ALL=C timedatectl status", timeout=10),
+        return [Probe("timedatectl", TIMEDATECTL, timeout=10),
                 Probe("chrony", "LC_ALL=C chronyc -n tracking", timeout=10)]
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:

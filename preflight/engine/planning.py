@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from preflight.batch import Probe, as_root
 from preflight.checks.base import Check, planned_probes
@@ -32,11 +33,19 @@ def plan(checks: Sequence[Check], host: Host, cluster: ClusterSpec, options: Run
 
 
 def dedupe(probes: Sequence[Probe]) -> tuple[list[Probe], dict[str, str]]:
-    """Probes with the same command and timeout run once: the unique ones, and key -> key that runs for it."""
-    first: dict[tuple[str, int], Probe] = {}
+    """Probes with the same command run once, under the longest of their timeouts: the unique ones, and
+    key -> key that runs for it.
+
+    >>> unique, same_as = dedupe([Probe("a/x", "cat /proc/self/limits", 5), Probe("b/y", "cat /proc/self/limits", 15)])
+    >>> [(p.key, p.seconds) for p in unique], same_as
+    ([('a/x', 15)], {'b/y': 'a/x'})
+    """
+    first: dict[str, Probe] = {}
     same_as: dict[str, str] = {}
     for probe in probes:
-        kept = first.setdefault((probe.command, probe.seconds), probe)
+        kept = first.setdefault(probe.command, probe)
         if kept is not probe:
             same_as[probe.key] = kept.key
+            if probe.timeout > kept.timeout:
+                first[probe.command] = replace(kept, timeout=probe.timeout)
     return list(first.values()), same_as

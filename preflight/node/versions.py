@@ -67,14 +67,16 @@ def name_version(entry):  # type: (str) -> tuple[str, str] | None
             if len(parts) > 1 and parts[-1] and all(parts[:-1]):
                 return "-".join(parts[:-1]), parts[-1]
     return None
-def dist(*names):  # type: (*str) -> str | None
-    wanted = set(norm(n) for n in names)
-    for d in found_dirs:
-        for entry in entries(d):
+index = {}  # type: dict[str, tuple[int, str]]  # name -> (search order, version): one pass over the dirs
+for d in found_dirs:
+    for entry in entries(d):
+        if entry.endswith((".dist-info", ".egg-info")):
             found = name_version(entry)
-            if found and norm(found[0]) in wanted:
-                return found[1]
-    return None
+            if found:
+                index.setdefault(norm(found[0]), (len(index), found[1]))
+def dist(*names):  # type: (*str) -> str | None
+    hits = [index[n] for n in set(norm(n) for n in names) if n in index]
+    return min(hits)[1] if hits else None
 def cuda_of(text):  # type: (str) -> str | None
     for line in text.splitlines():
         head, sep, value = line.partition("=")
