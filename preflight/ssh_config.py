@@ -156,9 +156,10 @@ class SSHConfigLookup:
 
     def _paramiko_lookup(self, name: str) -> dict[str, Any]:
         if self._paramiko is None:
-            import paramiko  # only here: `preflight node` never needs it
+            from preflight.transport import defer_import
 
-            import preflight.transport  # noqa: F401  (invoke, which paramiko imports, lazily)
+            defer_import("invoke")  # before paramiko imports it (a no-op once preflight.transport did it)
+            import paramiko  # only here: `preflight node` never needs it
 
             self._paramiko = paramiko.SSHConfig.from_path(str(self.path))
         entry = self._paramiko.lookup(name)

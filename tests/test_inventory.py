@@ -92,6 +92,19 @@ def test_ssh_config_match_exec_runs_through_the_deferred_invoke(tmp_path: Path) 
     assert done.stdout.strip() == "[('10.7.7.1', 'root'), ('n2', 'root')]", done.stderr
 
 
+def test_paramiko_ssh_config_lookup_leaves_invoke_unimported(tmp_path: Path) -> None:
+    """Reading ssh_config with paramiko (no `ssh` client) imports paramiko, but not invoke (~50 ms of start-up)
+    until a ``Match exec`` needs it (in a child process: a fresh interpreter's imports)."""
+    config = tmp_path / "ssh_config"
+    config.write_text("Host n1\n  HostName 10.7.7.1\n")
+    code = ("import sys; from pathlib import Path; from preflight.ssh_config import SSHConfigLookup; "
+            "lookup = SSHConfigLookup(Path(sys.argv[1])); lookup.ssh = False; "
+            "print(lookup('n1'), 'paramiko' in sys.modules, type(sys.modules.get('invoke')).__name__)")
+    done = subprocess.run([sys.executable, "-c", code, str(config)], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=60)
+    assert done.stdout.strip() == "{'address': '10.7.7.1'} True _Deferred", done.stderr
+
+
 @pytest.mark.parametrize("text, line, words", [
     ("hosts:\n  - name: a\n    adress: 1.2.3.4\n", 3, "unknown key 'adress'"),
     ("hosts:\n  - name: a\n    port: ssh\n", 3, "must be an integer"),
