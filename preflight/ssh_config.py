@@ -158,7 +158,7 @@ class SSHConfigLookup:
         if self._paramiko is None:
             from preflight.transport import defer_import
 
-            defer_import("invoke")  # before paramiko imports it (a no-op once preflight.transport did it)
+            defer_import("invoke")  # importing preflight.transport did it already; the call pins the order
             import paramiko  # only here: `preflight node` never needs it
 
             self._paramiko = paramiko.SSHConfig.from_path(str(self.path))

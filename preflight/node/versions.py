@@ -70,10 +70,9 @@ def name_version(entry):  # type: (str) -> tuple[str, str] | None
 index = {}  # type: dict[str, tuple[int, str]]  # name -> (search order, version): one pass over the dirs
 for d in found_dirs:
     for entry in entries(d):
-        if entry.endswith((".dist-info", ".egg-info")):
-            found = name_version(entry)
-            if found:
-                index.setdefault(norm(found[0]), (len(index), found[1]))
+        found = name_version(entry)  # None unless a .dist-info / .egg-info name
+        if found:
+            index.setdefault(norm(found[0]), (len(index), found[1]))
 def dist(*names):  # type: (*str) -> str | None
     hits = [index[n] for n in set(norm(n) for n in names) if n in index]
     return min(hits)[1] if hits else None
