@@ -152,8 +152,8 @@ class FirewallCheck(Check):
         findings: list[Finding] = []
         signatures = {name: ",".join(active_managers(f)) or "none" for name, f in facts.items()}
         common, strict = majority(signatures)
-        networks = cluster_networks(facts, ctx)
         topology = Topology(facts, ctx)
+        networks = cluster_networks(facts, ctx, topology.addresses)
         evaluators: dict[str, tuple[Evaluator, list[str]]] = {}
         for name in facts:
             findings.append(self._state(name, facts[name], signatures, common if strict else None))

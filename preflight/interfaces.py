@@ -27,6 +27,18 @@ IPInterface = ipaddress.IPv4Interface | ipaddress.IPv6Interface
 ADDRS_COMMAND = 'PATH="$PATH:/usr/sbin:/sbin:/usr/local/sbin"; export PATH\nip -o addr show'
 
 
+def parse_interface(text: str) -> IPInterface | None:
+    """``10.0.0.5/24`` as an address with its network; None when unreadable.
+
+    >>> parse_interface("10.0.0.5/24").network, parse_interface("eth0") is None
+    (IPv4Network('10.0.0.0/24'), True)
+    """
+    try:
+        return ipaddress.ip_interface(text)
+    except ValueError:
+        return None
+
+
 def parse_ip(text: str) -> IPAddress | None:
     try:
         return ipaddress.ip_address(text.split("%")[0])
@@ -186,12 +198,7 @@ def interfaces_of(host_facts: Mapping[str, Any]) -> list[Iface] | None:
     for name, entry in raw.items():
         if not isinstance(entry, dict):
             continue
-        addrs: list[IPInterface] = []
-        for text in entry.get("addrs") or []:
-            try:
-                addrs.append(ipaddress.ip_interface(text))
-            except ValueError:
-                continue
+        addrs = [a for a in map(parse_interface, map(str, entry.get("addrs") or [])) if a is not None]
         flags, carrier, oper = entry.get("flags"), entry.get("carrier"), entry.get("operstate")
         if isinstance(flags, int) and not flags & IFF_UP:
             running, state = False, "administratively down"

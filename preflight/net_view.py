@@ -50,6 +50,7 @@ class ClusterView:
         self.ctx = ctx
         self.master = ctx.cluster.master
         self.ifaces = {h: interfaces_of(f) for h, f in facts.items()}
+        self._local: dict[str, set[str] | None] = {}
         self.master_own = self._master_addresses()
         self.expected = self._expected_master_address()
         self.selections = {h: self._selections(h) for h in facts}
@@ -92,13 +93,19 @@ class ClusterView:
     def bind_address(self, host: str) -> str | None:
         """gloo's choice: the first address of the host's own name that is local (loopback always is)."""
         addrs = (self.facts[host].get("self") or {}).get("addrs") or []
-        ifaces = self.ifaces.get(host)
-        local = None if ifaces is None or self.facts[host].get("addrs_error") else \
-            {str(a.ip) for i in ifaces for a in i.addrs}
+        local = self._local_addresses(host)
         for address in addrs:
             if local is None or is_loopback(address) or address in local:
                 return str(address)
         return None
+
+    def _local_addresses(self, host: str) -> set[str] | None:
+        """The host's own addresses as text (None when unknown), worked out once per host."""
+        if host not in self._local:
+            ifaces = self.ifaces.get(host)
+            self._local[host] = None if ifaces is None or self.facts[host].get("addrs_error") else \
+                {str(a.ip) for i in ifaces for a in i.addrs}
+        return self._local[host]
 
     def _route_interface(self, host: str) -> Iface | None:
         """The interface that carries this host's traffic to the master."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from preflight.model import Finding, Report
@@ -39,6 +39,8 @@ _NAME_SEP = re.compile(r"(?<![A-Za-z0-9_.\-])-{0,2}(?P<name>[A-Za-z_][A-Za-z0-9_
 _OPTION = re.compile(r"(?<![A-Za-z0-9_.\-])--?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+(?=[^\s-])")
 _OPTION_WORD = re.compile(r"--?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)")
 _VALUE = re.compile(r"[^\s\"',;]+")
+# Every secret name holds one of these (is_secret_name): a text without any has no secret name in it.
+_NAME_HINTS = ("TOKEN", "SECRET", "PASSW", "CREDENTIAL", "AUTH", "KEY")
 
 
 def is_secret_name(name: str) -> bool:
@@ -78,6 +80,9 @@ def redact_text(text: str, secrets: Mapping[str, str] | Iterable[str]) -> str:
     for value in sorted(set(values), key=len, reverse=True):
         if value:
             text = text.replace(value, MASK)
+    upper = text.upper()
+    if not any(hint in upper for hint in _NAME_HINTS):  # no secret name in it (most texts): nothing more to do
+        return text
     for pattern in (_NAME_SEP, _OPTION):
         parts: list[str] = []
         pos = 0
@@ -120,8 +125,11 @@ def redact_finding(finding: Finding, secrets: Iterable[str]) -> Finding:
     def clean(text: str | None) -> str | None:
         return None if text is None else redact_text(text, secrets)
 
-    return replace(finding, message=redact_text(finding.message, secrets), observed=clean(finding.observed),
-                   expected=clean(finding.expected), remedy=clean(finding.remedy))
+    texts = (finding.message, finding.observed, finding.expected, finding.remedy)
+    message, observed, expected, remedy = cleaned = (redact_text(finding.message, secrets), *map(clean, texts[1:]))
+    if cleaned == texts:
+        return finding
+    return replace(finding, message=message or "", observed=observed, expected=expected, remedy=remedy)
 
 
 def known_secrets(envs: Iterable[Mapping[str, str]] = ()) -> frozenset[str]:
@@ -145,6 +153,24 @@ def for_output(report: Report) -> Report:
     ('HF_TOKEN=*** seen, also ***', ['--token', '***'])
     """
     secrets = report.secrets | known_secrets()
+    for done in _last_redacted:  # the report saved, then printed, then rendered: redacted once
+        if (report is done.source or report is done.report) and secrets == done.secrets:
+            return done.report
     hosts = [replace(h, error=redact_text(h.error, secrets)) if h.error else h for h in report.hosts]
-    return replace(report, hosts=hosts, findings=[redact_finding(f, secrets) for f in report.findings],
-                   extra=redact_data(dict(report.extra), secrets), secrets=secrets)
+    clean = replace(report, hosts=hosts, findings=[redact_finding(f, secrets) for f in report.findings],
+                    extra=redact_data(dict(report.extra), secrets), secrets=secrets)
+    _last_redacted[:] = [_Redacted(report, secrets, clean)]
+    return clean
+
+
+@dataclass(frozen=True)
+class _Redacted:
+    """One :func:`for_output` result: the report it was given, the secrets used, the redacted copy (Reports are
+    immutable, so the same object redacts to the same copy)."""
+
+    source: Report
+    secrets: frozenset[str]
+    report: Report
+
+
+_last_redacted: list[_Redacted] = []  # only the latest: a run writes and shows one report

@@ -17,6 +17,7 @@ from rich.console import Console
 
 from preflight.compare import baseline_findings, diff
 from preflight.model import Finding, HostResult, Report, Status
+from preflight.redact import for_output
 from preflight.render import html, json_report, junit, markdown, prometheus, terminal
 
 EVIL = '<script>alert("x")</script> | `rm` & "q" \\ \x1b[31m\x00'
@@ -235,6 +236,19 @@ def test_loader_round_trips_and_tolerates_unknown_keys(tmp_path: Path) -> None:
                 {"schema": "preflight.report/1", "findings": [{"check": "a", "status": "weird"}]}):
         with pytest.raises(json_report.ReportFormatError):
             json_report.from_dict(bad)
+
+
+def test_json_text_is_the_report_one_line_per_finding_and_redaction_is_done_once_per_report() -> None:
+    """report.json and --json are one text (made once); a report changed after its redaction is redacted again."""
+    rep = replace(sample(), secrets=frozenset({"hunter2secret"}))
+    text = json_report.dumps(rep)
+    assert json.loads(text) == json.loads(json.dumps(for_output(rep).to_dict()))
+    lines = text.splitlines()
+    assert len([line for line in lines if line.startswith('    {"check": ')]) == len(rep.findings)
+    assert json_report.dumps(rep) is text and for_output(rep) is for_output(rep)
+    leaked = replace(for_output(rep), findings=[Finding("net.env", "n1", Status.WARN, "TOKEN=hunter2secret")])
+    assert "hunter2secret" not in json_report.dumps(leaked) and "***" in json_report.dumps(leaked)
+    assert "hunter2secret" not in json_report.dumps(replace(rep, duration_s=2.0))
 
 
 def test_diff_new_fixed_versions_and_busbw() -> None:

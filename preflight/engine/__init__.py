@@ -59,7 +59,8 @@ class Engine:
         # One srun per round (batching) cannot hold clients back until a server listens: no overlaps then.
         overlapping = self.keep_open and batching is None
         self.overlaps = Overlaps(plan_overlaps(self.checks, inventory, options) if overlapping else [], self.sessions)
-        self._parsed: tuple[evaluation.FactsByCheck, list[Finding]] | None = None
+        # Each host's outputs are parsed as it finishes (overlapping the other hosts' gathers), not all at the end.
+        self._parsed: tuple[evaluation.FactsByCheck, list[Finding]] = ({c.ident: {} for c in self.checks}, [])
         self.stopped_by: int | None = None  # the signal that interrupted run_interruptible (SIGINT / SIGTERM)
         self.started = datetime.now(timezone.utc)
 
@@ -81,6 +82,7 @@ class Engine:
                         continue
                 gather = future.result()
                 self.gathered[gather.host.name] = gather
+                evaluation.add_host_facts(self.checks, gather, *self._parsed)
                 if self.on_host_done:
                     self.on_host_done(gather)
         except BaseException:
@@ -108,9 +110,8 @@ class Engine:
             self.close()
 
     def facts(self) -> tuple[evaluation.FactsByCheck, list[Finding]]:
-        """Every gathered output parsed (once): check ident -> host -> facts, plus gather problems."""
-        if self._parsed is None:
-            self._parsed = evaluation.parse_facts(self.checks, self.gathered)
+        """Every gathered output parsed (once, as its host finished): check ident -> host -> facts, plus gather
+        problems."""
         return self._parsed
 
     def context(self, check: Check) -> EvalContext:

@@ -33,26 +33,34 @@ class Judged:
 
 def parse_facts(checks: Sequence[Check], gathered: Mapping[str, HostGather]) -> tuple[FactsByCheck, list[Finding]]:
     """Parse every gathered output (once): check ident -> host -> facts, plus what could not be parsed."""
+    facts_by_check: FactsByCheck = {check.ident: {} for check in checks}
     problems: list[Finding] = []
-    facts_by_check: FactsByCheck = {}
+    for gather in gathered.values():
+        add_host_facts(checks, gather, facts_by_check, problems)
+    return facts_by_check, problems
+
+
+def add_host_facts(checks: Sequence[Check], gather: HostGather, facts_by_check: FactsByCheck,
+                   problems: list[Finding]) -> None:
+    """Parse one host's outputs into ``facts_by_check`` (check ident -> host -> facts) and ``problems``: the
+    engine calls it as each host finishes, so parsing overlaps the other hosts' gathers."""
+    name = gather.host.name
     for check in checks:
         facts = facts_by_check.setdefault(check.ident, {})
-        for name, gather in gathered.items():
-            outputs = gather.outputs.get(check.ident)
-            if outputs is None:
-                continue  # unreachable: ssh.connect already says so
-            if any(o.exit_status is None for o in outputs.values()):
-                problems.append(Finding(f"{check.family}.gather", name, Status.ERROR,
-                                        f"{check.family}.gather: {check.ident} not gathered: the host timed out"))
-                continue
-            parsed = safe_parse(check, outputs)
-            if "parse_error" in parsed:
-                problems.append(Finding(f"{check.family}.parse", name, Status.ERROR,
-                                        f"{check.family}.parse: could not parse {check.ident}: "
-                                        f"{parsed['parse_error']}"))
-                continue
-            facts[name] = parsed
-    return facts_by_check, problems
+        outputs = gather.outputs.get(check.ident)
+        if outputs is None:
+            continue  # unreachable: ssh.connect already says so
+        if any(o.exit_status is None for o in outputs.values()):
+            problems.append(Finding(f"{check.family}.gather", name, Status.ERROR,
+                                    f"{check.family}.gather: {check.ident} not gathered: the host timed out"))
+            continue
+        parsed = safe_parse(check, outputs)
+        if "parse_error" in parsed:
+            problems.append(Finding(f"{check.family}.parse", name, Status.ERROR,
+                                    f"{check.family}.parse: could not parse {check.ident}: "
+                                    f"{parsed['parse_error']}"))
+            continue
+        facts[name] = parsed
 
 
 def safe_parse(check: Check, outputs: Mapping[str, ProbeOutput]) -> Facts:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from preflight.batch import ProbeOutput
+from preflight.interfaces import parse_interface
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -43,11 +44,8 @@ def as_ip(text: str) -> IPAddress | None:
 
 
 def as_interface(text: str) -> Interface | None:
-    """``10.0.0.5/24`` as an address with its network; None when unreadable."""
-    try:
-        return ipaddress.ip_interface(text)
-    except ValueError:
-        return None
+    """``10.0.0.5/24`` as an address with its network; None when unreadable (parsed once a run)."""
+    return parse_interface(text)
 
 
 def as_network(text: str) -> IPNetwork | None:

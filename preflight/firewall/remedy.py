@@ -16,7 +16,7 @@ from typing import Any
 
 from preflight.context import EvalContext
 from preflight.findings import Facts
-from preflight.firewall.addresses import IPAddress, as_ip, global_addresses
+from preflight.firewall.addresses import Interface, IPAddress, as_ip, global_addresses
 from preflight.firewall.analysis import Group
 from preflight.firewall.model import AddrIn, PortIn, Rule, all_conds
 from preflight.firewall.rulesets import active_managers
@@ -26,17 +26,21 @@ _STOP = {"ufw": "ufw disable", "firewalld": "systemctl disable --now firewalld"}
 _SHOW = {"ufw": "ufw status verbose", "firewalld": "firewall-cmd --list-all"}
 
 
-def cluster_networks(facts: Mapping[str, Facts], ctx: EvalContext) -> dict[int, str]:
+def cluster_networks(facts: Mapping[str, Facts], ctx: EvalContext,
+                     parsed: Mapping[str, list[tuple[str, Interface]]] | None = None) -> dict[int, str]:
     """IP version -> the network of the hosts' addresses (a subnet all are in, else the smallest covering
-    prefix), for remedies; a placeholder when the addresses are unknown."""
+    prefix), for remedies; a placeholder when the addresses are unknown. ``parsed``: each host's
+    :func:`global_addresses` when already parsed (``Topology.addresses``)."""
     networks: dict[int, str] = {}
+    by_host = {host: parsed[host] if parsed is not None and host in parsed else global_addresses(facts[host])
+               for host in facts}
     for version, bits in ((4, 32), (6, 128)):
         addresses = [a for h in ctx.hosts for a in [as_ip(h.address)] if a is not None and a.version == version]
-        found = [iface for host in facts for _, iface in global_addresses(facts[host]) if iface.version == version]
+        found = [iface for host in by_host for _, iface in by_host[host] if iface.version == version]
         if len(addresses) < len(ctx.hosts) or not addresses:
             firsts: dict[str, IPAddress] = {}
-            for host in facts:
-                for _, iface in global_addresses(facts[host]):
+            for host in by_host:
+                for _, iface in by_host[host]:
                     if iface.version == version:
                         firsts.setdefault(host, iface.ip)
             addresses = list(firsts.values())

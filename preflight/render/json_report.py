@@ -33,9 +33,34 @@ def new_report_dir(base: Path = Path("reports")) -> Path:
 
 
 def dumps(report: Report) -> str:
-    """The report as JSON text, redacted (``redact.for_output``)."""
-    report = for_output(report)
-    return json.dumps(report.to_dict(), indent=2, sort_keys=False) + "\n"
+    """The report as JSON text, redacted (``redact.for_output``): each top-level key on its line, and each item
+    of a top-level list (a finding, a host) on one line of its own, easy to grep and to diff.
+
+    Written by json's C encoder (``indent`` would take its pure-Python one: ~10x slower, 0.1 s at 128 hosts,
+    after every host has answered). The text is kept for the same report (report.json, then ``--json``).
+
+    >>> from preflight.model import Finding, Status
+    >>> text = dumps(Report([], [Finding("os.shm", "n1", Status.PASS, "ok")], ["os"], "", 0.5))
+    >>> lines = text.splitlines()
+    >>> lines[lines.index('  "findings": ['):][:3]
+    ['  "findings": [', '    {"check": "os.shm", "host": "n1", "status": "pass", "message": "ok", "observed": null, \
+"expected": null, "remedy": null}', '  ],']
+    """
+    clean = for_output(report)
+    if _last_text and _last_text[0][0] is clean:
+        return _last_text[0][1]
+    lines = []
+    for key, value in clean.to_dict().items():
+        text = json.dumps(value)
+        if isinstance(value, list) and value:
+            text = "[\n" + ",\n".join("    " + json.dumps(item) for item in value) + "\n  ]"
+        lines.append(f"  {json.dumps(key)}: {text}")
+    text = "{\n" + ",\n".join(lines) + "\n}\n"
+    _last_text[:] = [(clean, text)]
+    return text
+
+
+_last_text: list[tuple[Report, str]] = []  # the latest report's text: report.json and --json print the same
 
 
 def write(report: Report, directory: Path) -> Path:
