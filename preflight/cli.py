@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from preflight import __version__, crash, exit_codes, recorder
 from preflight import app as application
@@ -20,8 +17,11 @@ from preflight.checks import all_checks
 from preflight.commands import register_all
 from preflight.engine import RunOptions
 from preflight.model import Report, Status
-from preflight.render import console, json_report, terminal
+from preflight.render import console, json_report, summary
 from preflight.render.outputs import ReportOutputs
+
+if TYPE_CHECKING:  # rich is imported where a table is drawn: a `run --json` never loads it
+    from rich.table import Table
 
 app = typer.Typer(add_completion=True, no_args_is_help=True,
                   help="Cluster preflight checks for distributed deep-learning training.")
@@ -163,6 +163,8 @@ def bench_allreduce(
     if not json_out:
         table = pairs_table(report)
         if table.row_count:
+            from rich.console import Console
+
             Console(markup=False, highlight=False).print(table)
         else:  # e.g. no torch on the nodes: say why there are no figures instead of an empty table
             why = [f.message for f in report.findings if f.check == "allreduce.run" and f.status != Status.PASS]
@@ -172,6 +174,9 @@ def bench_allreduce(
 
 def pairs_table(report: Report) -> Table:
     """Every all_reduce pair finding with figures: host, device, peer, peer device, bytes, algbw, busbw, status."""
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title="all_reduce pairs", title_justify="left", show_edge=False, pad_edge=False)
     for name in ("host", "dev", "peer", "peer dev", "bytes", "algbw GB/s", "busbw GB/s", "status"):
         table.add_column(name, justify="right" if name not in ("host", "peer", "status") else "left",
@@ -181,7 +186,7 @@ def pairs_table(report: Report) -> Table:
     for f in sorted(rows, key=lambda f: (str(f.host), f.device or 0, str(f.peer), f.peer_device or 0)):
         table.add_row(str(f.host), _opt(f.device), str(f.peer), _opt(f.peer_device),
                       "-" if f.bytes is None else str(f.bytes), _opt(f.algbw_gbps), _opt(f.busbw_gbps),
-                      Text(f.status.value, style=terminal.STYLE[f.status]))
+                      Text(f.status.value, style=summary.STYLE[f.status]))
     return table
 
 

@@ -77,6 +77,21 @@ def test_could_not_tell_is_4_not_1(tmp_path: Path) -> None:
     assert '"status": "error"' in done.stdout and '"status": "fail"' not in done.stdout
 
 
+def test_a_json_run_never_loads_rich(tmp_path: Path) -> None:
+    """`run --json` (a prolog's or a script's) draws nothing: rich's ~25 ms of imports are not paid before the
+    first host is contacted, and report.json and report.html are still written."""
+    hosts = hosts_file(tmp_path, closed_port())
+    code = ("import sys\nfrom preflight.cli import main\n"
+            f"sys.argv = ['preflight', 'run', '--hosts', {str(hosts)!r}, '--json', '--report-dir', "
+            f"{str(tmp_path / 'r')!r}]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('rich loaded:', any(m.split('.')[0] == 'rich' for m in sys.modules), file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert "rich loaded: False" in done.stderr, done.stderr
+    assert json.loads(done.stdout)["verdict"] == "error"
+    assert (tmp_path / "r" / "report.json").is_file() and (tmp_path / "r" / "report.html").is_file()
+
+
 def test_a_fail_is_1_and_usage_is_2(tmp_path: Path) -> None:
     failed = preflight("node", "--checks", "sysctl", "--set", "sysctl.min_somaxconn=2147483647")
     assert failed.returncode == exit_codes.PROBLEMS == 1, failed.stdout + failed.stderr

@@ -8,20 +8,33 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from preflight import exit_codes
 from preflight.engine import HostGather
 from preflight.model import Report, Status
-from preflight.render import json_report, terminal
+from preflight.render import json_report, summary
+
+# What makes rich draw on a stderr that is not a terminal: without any, and without a terminal, no progress
+# line can be drawn and rich (~25 ms of imports, before the first host is contacted) is not loaded at all.
+_DRAW_ANYWAY = ("FORCE_COLOR", "TTY_COMPATIBLE")
 
 
-def progress(hosts: list[str], enabled: bool) -> tuple[Progress, Callable[[HostGather], None]]:
+def progress(hosts: list[str], enabled: bool) -> tuple[AbstractContextManager[object], Callable[[HostGather], None]]:
     """A transient progress line on stderr (hosts done, unreachable so far, still waiting) and the callback
-    the engine calls per finished host. Drawn only when ``enabled`` and stderr is a terminal."""
+    the engine calls per finished host. Drawn only when ``enabled`` and stderr is a terminal.
+
+    >>> bar, host_done = progress(["n1"], enabled=False)
+    >>> with bar:
+    ...     pass
+    """
+    isatty = getattr(sys.stderr, "isatty", None)
+    if not enabled or not ((isatty is not None and isatty()) or any(v in os.environ for v in _DRAW_ANYWAY)):
+        return nullcontext(), _nothing
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     err = Console(stderr=True, markup=False, highlight=False)
     live = enabled and err.is_terminal
     bar = Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
@@ -40,6 +53,10 @@ def progress(hosts: list[str], enabled: bool) -> tuple[Progress, Callable[[HostG
     return bar, host_done
 
 
+def _nothing(gather: HostGather) -> None:
+    """The per-host callback when no progress line is drawn."""
+
+
 FOLD_AT_MOST = 64  # waiting hosts named on the progress line; beyond, only their count (O(1) per finished host)
 
 
@@ -51,7 +68,7 @@ def waiting_text(waiting: set[str]) -> str:
     """
     if len(waiting) > FOLD_AT_MOST:
         return f"{len(waiting)} hosts"
-    still = terminal.fold(sorted(waiting))
+    still = summary.fold(sorted(waiting))
     return (still if len(still) <= 40 else still[:37] + "...") or "-"
 
 
@@ -60,6 +77,10 @@ def show(report: Report, path: Path, json_out: bool) -> None:
     if json_out:
         sys.stdout.write(json_report.dumps(report))
         return
+    from rich.console import Console
+
+    from preflight.render import terminal
+
     out = Console(markup=False, highlight=False)
     terminal.render(report, out)
     out.print(f"\nreport: {path}", soft_wrap=True)  # a path to copy: never broken over lines
@@ -76,6 +97,8 @@ def interrupted_code(stopped_by: int | None) -> int:
 
 def exit_interrupted(path: Path, code: int = exit_codes.INTERRUPTED) -> None:
     """Say where the partial report is and leave at once (worker threads may still sit in a connect)."""
+    from rich.console import Console
+
     Console(stderr=True, markup=False, highlight=False).print(
         f"preflight: interrupted; partial report written to {path}, marked incomplete", style="yellow")
     sys.stdout.flush()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from preflight.model import Report, Status
 from preflight.redact import for_output
-from preflight.render import terminal
+from preflight.render import summary
 
 COLOUR = {Status.PASS: "#2ca02c", Status.WARN: "#f0b400", Status.FAIL: "#d62728", Status.ERROR: "#9c27b0",
           Status.SKIP: "#c8c8c8"}
@@ -61,7 +61,7 @@ def render(report: Report) -> str:
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
         "img-src data:\">",
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>preflight {_e(verdict.value.upper())}: {terminal.hosts_text(len(report.hosts))}</title>",
+        f"<title>preflight {_e(verdict.value.upper())}: {summary.hosts_text(len(report.hosts))}</title>",
         f"<style>{CSS}</style></head><body>",
         _summary(report), _matrix(report), _heatmap(report), _problems(report),
         f'<p class="muted">preflight {_e(report.tool_version)} &middot; started {_e(report.started)}</p>',
@@ -87,19 +87,19 @@ def _summary(report: Report) -> str:
     unreachable = [h.name for h in report.hosts if not h.reachable]
     out = [f'<h1>preflight: <span class="verdict" id="verdict" style="background:{COLOUR[verdict]}">'
            f"{_e(verdict.value.upper())}</span></h1>",
-           f"<p>{terminal.hosts_text(len(report.hosts))} &middot; "
+           f"<p>{summary.hosts_text(len(report.hosts))} &middot; "
            f"checks: {_e(', '.join(report.checks) or '-')} &middot; "
            f"{report.duration_s:.2f} s</p>",
            f'<p class="counts">{counts}</p>']
     if not report.complete:
         out.append('<p><b style="color:#d62728">INCOMPLETE: the run was interrupted</b></p>')
     if unreachable:
-        out.append(f"<p>unreachable: {_e(terminal.fold(unreachable))}</p>")
+        out.append(f"<p>unreachable: {_e(summary.fold(unreachable))}</p>")
     return "\n".join(out)
 
 
 def _matrix(report: Report) -> str:
-    columns = terminal.families(report)
+    columns = summary.families(report)
     cells: dict[str, dict[str, Status]] = defaultdict(dict)
     for f in report.findings:
         if f.host is None:
@@ -114,8 +114,8 @@ def _matrix(report: Report) -> str:
     out = ['<h2>Hosts x checks</h2>', '<table id="matrix"><tr><th>hosts</th>'
            + "".join(f"<th>{_e(c)}</th>" for c in columns) + "</tr>"]
     for statuses, names in ranked:
-        label = terminal.fold(names) + (f" ({len(names)})" if len(names) > 1 else "")
-        tds = "".join(f'<td class="st" style="background:{COLOUR[s]}">{_e(terminal.MARK[s])}</td>' if s
+        label = summary.fold(names) + (f" ({len(names)})" if len(names) > 1 else "")
+        tds = "".join(f'<td class="st" style="background:{COLOUR[s]}">{_e(summary.MARK[s])}</td>' if s
                       else "<td></td>" for s in statuses)
         out.append(f'<tr><td class="hosts">{_e(label)}</td>{tds}</tr>')
     out.append("</table>")
@@ -157,7 +157,7 @@ def heatmap_hosts(order: list[str], pairs: dict[frozenset[str], tuple[float, Sta
 
 
 def _heatmap(report: Report) -> str:
-    pairs = terminal.busbw_pairs(report)
+    pairs = summary.busbw_pairs(report)
     if not pairs:
         return ""
     present = {h for key in pairs for h in key}
@@ -210,12 +210,12 @@ def _heatmap(report: Report) -> str:
 
 
 def _problems(report: Report) -> str:
-    found = terminal.problems(report)
+    found = summary.problems(report)
     if not found:
         return '<h2>Problems</h2><p id="problems" style="color:#2ca02c">No problems found.</p>'
     out = [f'<h2>Problems ({len(found)})</h2>', '<div id="problems">']
     for f, hosts in found:
-        where = terminal.fold(hosts) if hosts else "(cluster)"
+        where = summary.fold(hosts) if hosts else "(cluster)"
         out.append(f'<div class="problem" style="border-left-color:{COLOUR[f.status]}">'
                    f'<div class="head"><span style="color:{COLOUR[f.status]}">[{_e(f.status.value)}]</span> '
                    f"{_e(f.check)} <span class=\"muted\">{_e(where)}</span></div>"

@@ -12,7 +12,7 @@ import re
 
 from preflight.model import Report
 from preflight.redact import for_output
-from preflight.render import terminal
+from preflight.render import summary
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # terminal escapes from node output
 
@@ -42,29 +42,29 @@ def render(report: Report) -> str:
     counts = ", ".join(f"{k} {v}" for k, v in report.summary().items())
     lines = [f"## preflight: **{verdict.value.upper()}**{'' if report.complete else ' (incomplete: interrupted)'}",
              "",
-             f"{terminal.hosts_text(len(report.hosts))}, checks {cell(', '.join(report.checks) or '-')}, "
+             f"{summary.hosts_text(len(report.hosts))}, checks {cell(', '.join(report.checks) or '-')}, "
              f"{report.duration_s:.1f} s, started {cell(report.started or '-')}  ",
              f"{counts}", ""]
     unreachable = [h.name for h in report.hosts if not h.reachable]
     if unreachable:
-        lines += [f"Unreachable: {cell(terminal.fold(unreachable))}", ""]
-    found = terminal.problems(report)
+        lines += [f"Unreachable: {cell(summary.fold(unreachable))}", ""]
+    found = summary.problems(report)
     if found:
         lines += [f"### Problems ({len(found)})", "", "| status | check | hosts | observed | expected | remedy |",
                   "|---|---|---|---|---|---|"]
         for f, hosts in found:
-            where = terminal.fold(hosts) if hosts else "(cluster)"
+            where = summary.fold(hosts) if hosts else "(cluster)"
             lines.append(f"| {f.status.value} | {cell(f.check)} | {cell(where)}"
                          f" | {cell(f.observed or '-')} | {cell(f.expected or '-')} | "
                          f"{code(f.remedy) if f.remedy else '-'} |")
         lines.append("")
         lines += ["<details><summary>messages</summary>", ""]
-        lines += [f"- **{cell(f.check)}** {cell(terminal.fold(hosts) if hosts else '(cluster)')}: {cell(f.message)}"
+        lines += [f"- **{cell(f.check)}** {cell(summary.fold(hosts) if hosts else '(cluster)')}: {cell(f.message)}"
                   for f, hosts in found]
         lines += ["", "</details>", ""]
     else:
         lines += ["No problems found.", ""]
-    pairs = terminal.busbw_pairs(report)
+    pairs = summary.busbw_pairs(report)
     if pairs:
         slowest = sorted(pairs.items(), key=lambda kv: (kv[1][0], sorted(kv[0])))[:5]
         lines += [f"### all_reduce busbw: {len(slowest)} slowest of {len(pairs)} host pairs", "",
