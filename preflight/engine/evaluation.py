@@ -43,24 +43,28 @@ def parse_facts(checks: Sequence[Check], gathered: Mapping[str, HostGather]) -> 
 def add_host_facts(checks: Sequence[Check], gather: HostGather, facts_by_check: FactsByCheck,
                    problems: list[Finding]) -> None:
     """Parse one host's outputs into ``facts_by_check`` (check ident -> host -> facts) and ``problems``: the
-    engine calls it as each host finishes, so parsing overlaps the other hosts' gathers."""
+    engine calls it as each host finishes, so parsing overlaps the other hosts' gathers. The host's facts are
+    added together once all are parsed (a Ctrl-C while parsing leaves none of them, not some)."""
     name = gather.host.name
+    found: dict[str, Facts] = {}
+    failed: list[Finding] = []
     for check in checks:
-        facts = facts_by_check.setdefault(check.ident, {})
         outputs = gather.outputs.get(check.ident)
         if outputs is None:
             continue  # unreachable: ssh.connect already says so
         if any(o.exit_status is None for o in outputs.values()):
-            problems.append(Finding(f"{check.family}.gather", name, Status.ERROR,
-                                    f"{check.family}.gather: {check.ident} not gathered: the host timed out"))
+            failed.append(Finding(f"{check.family}.gather", name, Status.ERROR,
+                                  f"{check.family}.gather: {check.ident} not gathered: the host timed out"))
             continue
         parsed = safe_parse(check, outputs)
         if "parse_error" in parsed:
-            problems.append(Finding(f"{check.family}.parse", name, Status.ERROR,
-                                    f"{check.family}.parse: could not parse {check.ident}: "
-                                    f"{parsed['parse_error']}"))
+            failed.append(Finding(f"{check.family}.parse", name, Status.ERROR,
+                                  f"{check.family}.parse: could not parse {check.ident}: {parsed['parse_error']}"))
             continue
-        facts[name] = parsed
+        found[check.ident] = parsed
+    for ident, parsed in found.items():
+        facts_by_check.setdefault(ident, {})[name] = parsed
+    problems += failed
 
 
 def safe_parse(check: Check, outputs: Mapping[str, ProbeOutput]) -> Facts:
