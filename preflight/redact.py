@@ -125,11 +125,11 @@ def redact_finding(finding: Finding, secrets: Iterable[str]) -> Finding:
     def clean(text: str | None) -> str | None:
         return None if text is None else redact_text(text, secrets)
 
-    texts = (finding.message, finding.observed, finding.expected, finding.remedy)
-    message, observed, expected, remedy = cleaned = (redact_text(finding.message, secrets), *map(clean, texts[1:]))
-    if cleaned == texts:
-        return finding
-    return replace(finding, message=message or "", observed=observed, expected=expected, remedy=remedy)
+    message = redact_text(finding.message, secrets)
+    observed, expected, remedy = clean(finding.observed), clean(finding.expected), clean(finding.remedy)
+    if (message, observed, expected, remedy) == (finding.message, finding.observed, finding.expected, finding.remedy):
+        return finding  # nothing to hide: no copy
+    return replace(finding, message=message, observed=observed, expected=expected, remedy=remedy)
 
 
 def known_secrets(envs: Iterable[Mapping[str, str]] = ()) -> frozenset[str]:

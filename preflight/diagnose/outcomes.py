@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import re
 from collections.abc import Sequence
@@ -10,6 +9,7 @@ from typing import Any
 
 from preflight.checks.base import Facts, StepOutcome
 from preflight.diagnose.plan import Plan
+from preflight.interfaces import parse_interface, parse_ip
 
 STAGE_TEXT = {
     "import": "importing torch",
@@ -70,20 +70,15 @@ def own_addresses(net_facts: Facts | None) -> set[str] | None:
     found: set[str] = set()
     for entry in net_facts["interfaces"].values():
         for text in (entry or {}).get("addrs") or [] if isinstance(entry, dict) else []:
-            try:
-                ip = ipaddress.ip_interface(str(text)).ip
-            except ValueError:
-                continue
-            if not ip.is_loopback and not ip.is_link_local:
-                found.add(str(ip))
+            iface = parse_interface(str(text))
+            if iface is not None and not iface.ip.is_loopback and not iface.ip.is_link_local:
+                found.add(str(iface.ip))
     return found
 
 
 def loopback(address: str) -> bool:
-    try:
-        return ipaddress.ip_address(address.split("%")[0]).is_loopback
-    except ValueError:
-        return False
+    ip = parse_ip(address)
+    return ip is not None and ip.is_loopback
 
 
 def dryrun_results(outcomes: Sequence[StepOutcome]) -> dict[str, dict[str, Any]]:

@@ -37,6 +37,30 @@ from preflight.transport.base import Batching
 __all__ = ["Engine", "HostGather", "RunOptions", "TransportFactory", "dedupe", "ssh_transport_factory"]
 
 
+# Objects made before the garbage collector looks at the youngest generation (Python's default: 700).
+YOUNG_COLLECTION_EVERY = 50_000
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Collect the youngest generation every ``YOUNG_COLLECTION_EVERY`` allocations while inside.
+
+    A run makes objects that live to its end (outputs, facts, findings): with the default threshold the
+    collector moves and rescans them over and over, ~10 % of the controller's CPU at 10,000 hosts and more
+    beyond (bench/fake_scale.py). Cycles are still collected, in larger batches.
+
+    >>> with fewer_collections():
+    ...     gc.get_threshold()[0]
+    50000
+    """
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], YOUNG_COLLECTION_EVERY), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 class Engine:
     """One run over ``inventory``: ``run()`` (or ``run_interruptible()`` then ``report()``)."""
 
@@ -65,12 +89,9 @@ class Engine:
         self.stopped_by: int | None = None  # the signal that interrupted run_interruptible (SIGINT / SIGTERM)
         self.started = datetime.now(timezone.utc)
 
+    @fewer_collections()
     def gather(self) -> None:
         """Gather every host, at most ``parallel`` at once (overlap servers first); results land in ``gathered``."""
-        with fewer_collections():
-            self._gather_all()
-
-    def _gather_all(self) -> None:
         hosts = sorted(self.inventory.hosts, key=lambda h: h.name not in self.overlaps.servers)
         gatherer = Gatherer(self.checks, self.inventory, self.options, self.sessions, self.overlaps, self.keep_open)
         pool = ThreadPoolExecutor(max_workers=max(1, min(self.options.parallel, len(hosts))))
@@ -130,11 +151,8 @@ class Engine:
         self.sessions.close()
         self.overlaps.close()
 
+    @fewer_collections()
     def report(self, complete: bool = True) -> Report:
-        with fewer_collections():
-            return self._report(complete)
-
-    def _report(self, complete: bool) -> Report:
         judged = evaluation.evaluate(self.checks, self.inventory, self.gathered, self.facts(), self.outcomes,
                                      self.options.only, self.options.drop)
         return evaluation.build_report(self.inventory, self.checks, self.gathered, judged,
@@ -167,30 +185,6 @@ class Engine:
         finally:
             self.close()
             signal.signal(signal.SIGTERM, previous)
-
-
-# Objects made before the garbage collector looks at the youngest generation (Python's default: 700).
-YOUNG_COLLECTION_EVERY = 50_000
-
-
-@contextmanager
-def fewer_collections() -> Iterator[None]:
-    """Collect the youngest generation every ``YOUNG_COLLECTION_EVERY`` allocations while inside.
-
-    A run makes objects that live to its end (outputs, facts, findings): with the default threshold the
-    collector moves and rescans them over and over, ~10 % of the controller's CPU at 10,000 hosts and more
-    beyond (bench/fake_scale.py). Cycles are still collected, in larger batches.
-
-    >>> with fewer_collections():
-    ...     gc.get_threshold()[0]
-    50000
-    """
-    before = gc.get_threshold()
-    gc.set_threshold(max(before[0], YOUNG_COLLECTION_EVERY), *before[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 class Terminated(KeyboardInterrupt):

@@ -43,11 +43,6 @@ def as_ip(text: str) -> IPAddress | None:
         return None
 
 
-def as_interface(text: str) -> Interface | None:
-    """``10.0.0.5/24`` as an address with its network; None when unreadable (parsed once a run)."""
-    return parse_interface(text)
-
-
 def as_network(text: str) -> IPNetwork | None:
     """``10.0.0.0/8`` or ``10.0.0.1`` (host bits allowed) as a network; None when unreadable."""
     try:
@@ -89,7 +84,7 @@ def parse_addresses(out: ProbeOutput) -> list[dict[str, str]] | None:
     found: list[dict[str, str]] = []
     for line in out.stdout.splitlines():
         match = re.match(r"\d+:\s+(\S+)\s+inet6?\s+(\S+)(?:.*?\bscope (\w+))?", line)
-        if match and as_interface(match[2]) is not None:
+        if match and parse_interface(match[2]) is not None:
             found.append({"iface": match[1].split("@")[0], "address": match[2], "scope": match[3] or "global"})
     return found
 
@@ -100,7 +95,7 @@ def global_addresses(facts: Mapping[str, Any]) -> list[tuple[str, Interface]]:
     for entry in facts.get("addresses") or []:
         if not isinstance(entry, Mapping):
             continue
-        iface = as_interface(str(entry.get("address", "")))
+        iface = parse_interface(str(entry.get("address", "")))
         name = str(entry.get("iface", ""))
         if iface is not None and entry.get("scope") == "global" and not virtual(name):
             found.append((name, iface))

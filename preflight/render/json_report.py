@@ -51,9 +51,10 @@ def dumps(report: Report) -> str:
         return _last_text[0][1]
     lines = []
     for key, value in clean.to_dict().items():
-        text = json.dumps(value)
         if isinstance(value, list) and value:
             text = "[\n" + ",\n".join("    " + json.dumps(item) for item in value) + "\n  ]"
+        else:
+            text = json.dumps(value)
         lines.append(f"  {json.dumps(key)}: {text}")
     text = "{\n" + ",\n".join(lines) + "\n}\n"
     _last_text[:] = [(clean, text)]
