@@ -22,12 +22,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from preflight.batch import print_file
+
 MARKERS = {"/.dockerenv": "docker", "/run/.containerenv": "podman"}
 # Read-only: marker files, systemd's container name, process 1's cgroups (the session's when /proc/1 is
-# hidden: hidepid), and the /proc/sys mount line.
+# hidden: hidepid; read with builtins, no exec), and the /proc/sys mount line.
 COMMAND = ("for f in /.dockerenv /run/.containerenv; do [ -e \"$f\" ] && echo \"marker $f\"; done; "
            "[ -r /run/systemd/container ] && echo \"systemd $(head -c 64 /run/systemd/container)\"; "
-           "echo '== cgroup'; cat /proc/1/cgroup 2>/dev/null || cat /proc/self/cgroup 2>/dev/null; "
+           f"echo '== cgroup'; {{ {print_file('/proc/1/cgroup')}; }} 2>/dev/null || {{ {print_file('/proc/self/cgroup')}; }} 2>/dev/null; "
            "echo '== mounts'; grep -E '^[^ ]+ /proc/sys ' /proc/self/mounts 2>/dev/null; true")
 # cgroup path pieces -> the engine, most specific first (a pod's cgroup also names its runtime).
 # "/docker/<id>", "docker-<id>.scope" (not the host's "docker.service"), "kubepods.slice", "/kubepods/burstable",

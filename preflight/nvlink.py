@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from statistics import median
 from typing import Any
 
 _GPU = re.compile(r"^GPU (\d+): (.+?)(?: \(UUID: [^)]*\))?\s*$")
@@ -55,4 +54,7 @@ def active_links(gpu: Mapping[str, Any]) -> int:
 def link_speed(gpu: Mapping[str, Any]) -> float | None:
     """The GPU's per-link speed (the median of its active links), GB/s; None without an active link."""
     speeds = [float(s) for s in (gpu.get("links") or {}).values() if isinstance(s, (int, float)) and s > 0]
-    return median(speeds) if speeds else None
+    if not speeds:
+        return None
+    ordered, mid = sorted(speeds), len(speeds) // 2  # the median, as statistics.median gives it (~2.5 ms to import)
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
