@@ -29,7 +29,8 @@ MARKERS = {"/.dockerenv": "docker", "/run/.containerenv": "podman"}
 # hidden: hidepid; read with builtins, no exec), and the /proc/sys mount line.
 COMMAND = ("for f in /.dockerenv /run/.containerenv; do [ -e \"$f\" ] && echo \"marker $f\"; done; "
            "[ -r /run/systemd/container ] && echo \"systemd $(head -c 64 /run/systemd/container)\"; "
-           f"echo '== cgroup'; {{ {print_file('/proc/1/cgroup')}; }} 2>/dev/null || {{ {print_file('/proc/self/cgroup')}; }} 2>/dev/null; "
+           f"echo '== cgroup'; {{ {print_file('/proc/1/cgroup')}; }} 2>/dev/null || "
+           f"{{ {print_file('/proc/self/cgroup')}; }} 2>/dev/null; "
            "echo '== mounts'; grep -E '^[^ ]+ /proc/sys ' /proc/self/mounts 2>/dev/null; true")
 # cgroup path pieces -> the engine, most specific first (a pod's cgroup also names its runtime).
 # "/docker/<id>", "docker-<id>.scope" (not the host's "docker.service"), "kubepods.slice", "/kubepods/burstable",
