@@ -118,7 +118,7 @@ def one(size: int) -> dict[str, Any]:
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         cpu_before, wall_before = time.process_time(), time.perf_counter()
         inventory = app.load_cluster(hosts, accelerator="cpu")
-        engine = Engine(inventory, selection.checks, RunOptions(parallel=64),
+        engine = Engine(inventory, selection.checks, RunOptions(parallel=64, keep_outputs=False),  # as `run`
                         transport_factory=lambda host: FakeTransport(canned))
         report = engine.run()
         app.save(report, Path(tmp) / "report")

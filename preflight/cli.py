@@ -97,7 +97,8 @@ def run(
     except json_report.ReportFormatError as exc:
         raise _fail_usage(f"--baseline: {exc}") from None
     options = RunOptions(parallel=parallel, connect_timeout=connect_timeout, command_timeout=command_timeout,
-                         host_timeout=host_timeout, accept_new_host_keys=accept_new_host_keys, sudo=sudo)
+                         host_timeout=host_timeout, accept_new_host_keys=accept_new_host_keys, sudo=sudo,
+                         keep_outputs=record is not None)  # only --record reads them after parsing
     request = application.RunRequest(hosts=hosts, checks=split_items(checks), skip=split_items(skip),
                                      options=options, rank_table=rank_table, accelerator=accelerator,
                                      transport=transport,
@@ -157,7 +158,7 @@ def bench_allreduce(
     Example: preflight bench allreduce --hosts hosts.yaml
     """
     options = RunOptions(parallel=parallel, connect_timeout=connect_timeout, command_timeout=command_timeout,
-                         host_timeout=host_timeout, accept_new_host_keys=accept_new_host_keys)
+                         host_timeout=host_timeout, accept_new_host_keys=accept_new_host_keys, keep_outputs=False)
     report = run_and_show(application.RunRequest(hosts=hosts, checks=["allreduce"], options=options), json_out,
                           report_dir)
     if not json_out:

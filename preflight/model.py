@@ -43,7 +43,7 @@ class Status(str, enum.Enum):
 _RANK = {Status.SKIP: 0, Status.PASS: 1, Status.WARN: 2, Status.FAIL: 3, Status.ERROR: 4}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One verdict: a check about a host (or the cluster when ``host`` is None)."""
 

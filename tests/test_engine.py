@@ -124,6 +124,21 @@ def test_every_reachable_host_is_gathered_and_judged_and_a_refused_one_is_an_err
     assert all(b.closed.is_set() for b in hosts.values()), "every session is closed"
 
 
+def test_without_keep_outputs_a_host_keeps_its_facts_not_its_raw_outputs_and_the_findings_are_the_same() -> None:
+    """`run` without --record drops each host's outputs once parsed (memory at 10,000 hosts); nothing judged
+    later reads them, so the report is the same as with them kept."""
+    def run(keep: bool) -> tuple[Engine, list[tuple[str, str | None, Status]]]:
+        engine = engine_for([NameCheck()], {"a": Behaviour(), "b": Behaviour()}, keep_outputs=keep)
+        return engine, [(f.check, f.host, f.status) for f in engine.run().findings]
+
+    (kept, kept_findings), (dropped, dropped_findings) = run(True), run(False)
+    assert dropped_findings == kept_findings
+    assert ("name.echo", "b", Status.PASS) in dropped_findings
+    assert kept.gathered["a"].outputs["name"]["name"].stdout == "a\n"
+    assert dropped.gathered["a"].outputs == {}
+    assert dropped.facts()[0]["name"] == {"a": {"name": "a"}, "b": {"name": "b"}}
+
+
 def test_a_host_past_its_timeout_keeps_the_others_and_says_what_it_did_not_finish() -> None:
     hosts = {"a": Behaviour(), "slow": Behaviour()}
     check = NameCheck("if [ {name} = slow ]; then sleep 5; fi; echo {name}")

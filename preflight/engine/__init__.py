@@ -111,6 +111,8 @@ class Engine:
                 evaluation.add_host_facts(self.checks, gather, *self._parsed)
                 if self.on_host_done:
                     self.on_host_done(gather)
+                if not self.options.keep_outputs:
+                    gather.outputs.clear()  # parsed above: the report is judged from the facts
         except BaseException:
             # Ctrl-C: stop queued hosts, close live connections so workers unblock, don't wait for them.
             pool.shutdown(wait=False, cancel_futures=True)

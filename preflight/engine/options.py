@@ -28,6 +28,9 @@ class RunOptions:
     only: Sequence[str] = ()  # finding-id prefixes to keep (families or dotted ids)
     drop: Sequence[str] = ()  # finding ids to leave out (`--skip ID`: the check runs, these findings do not show)
     sudo: bool = False  # run probes marked root=True under `sudo -n` (never waits for a password)
+    # False: a host's raw outputs are dropped once parsed into facts (a run keeps them only for --record):
+    # at 10,000 hosts that is ~10 KiB a host less to hold and for the garbage collector to walk.
+    keep_outputs: bool = True
 
 
 @dataclass
