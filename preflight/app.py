@@ -27,7 +27,7 @@ from preflight import drain
 from preflight.accelerator import CHOICES, Choice, detect_here
 from preflight.checks import all_checks, known_params
 from preflight.checks.base import Check, finding_ids
-from preflight.engine import Engine, RunOptions
+from preflight.engine import Engine, RunOptions, settled_heap
 from preflight.inventory import Inventory, InventoryError, load_inventory, local_inventory
 from preflight.model import Report
 from preflight.render import html as html_report
@@ -221,6 +221,7 @@ def run_cluster(request: RunRequest, engine: Engine | None = None,
     return RunResult(report, complete, engine)
 
 
+@settled_heap()
 def save(report: Report, directory: Path | None, outputs: ReportOutputs | None = None) -> Path:
     """Write report.json and report.html (in ``directory`` or a new ``reports/<UTC time>/``) and the extra
     formats; every writer redacts. The path of report.json."""

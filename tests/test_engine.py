@@ -5,11 +5,13 @@ step cleanup, host timeouts, abort, a step that raises, and the pure evaluation'
 
 from __future__ import annotations
 
+import gc
 import os
 import shlex
 import subprocess
 import threading
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +21,7 @@ import pytest
 
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import ActiveCheck, Check, EvalContext, Facts, Overlap, Step, StepOutcome
-from preflight.engine import Engine, RunOptions
+from preflight.engine import Engine, RunOptions, settled_heap
 from preflight.inventory import ClusterSpec, Host, Inventory
 from preflight.model import Finding, Status
 from preflight.transport.base import Execution, OutputWatcher, TransportError
@@ -137,6 +139,31 @@ def test_without_keep_outputs_a_host_keeps_its_facts_not_its_raw_outputs_and_the
     assert kept.gathered["a"].outputs["name"]["name"].stdout == "a\n"
     assert dropped.gathered["a"].outputs == {}
     assert dropped.facts()[0]["name"] == {"a": {"name": "a"}, "b": {"name": "b"}}
+
+
+class _Cyclic:
+    """An object in a reference cycle with itself: only the cyclic garbage collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_settled_heap_collects_garbage_made_inside_and_what_was_frozen_once_it_ends() -> None:
+    def garbage() -> weakref.ref[_Cyclic]:
+        return weakref.ref(_Cyclic())
+
+    alive = _Cyclic()
+    alive_ref = weakref.ref(alive)
+    with settled_heap():
+        made_inside = garbage()
+        gc.collect()
+        assert made_inside() is None
+        del alive
+        gc.collect()
+        assert alive_ref() is not None, "alive on entry: out of the collector's sight until the end"
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    assert alive_ref() is None
 
 
 def test_a_host_past_its_timeout_keeps_the_others_and_says_what_it_did_not_finish() -> None:

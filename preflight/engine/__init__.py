@@ -34,7 +34,7 @@ from preflight.inventory import Inventory
 from preflight.model import Finding, Report
 from preflight.transport.base import Batching
 
-__all__ = ["Engine", "HostGather", "RunOptions", "TransportFactory", "dedupe", "ssh_transport_factory"]
+__all__ = ["Engine", "HostGather", "RunOptions", "TransportFactory", "dedupe", "settled_heap", "ssh_transport_factory"]
 
 
 # Objects made before the garbage collector looks at the youngest generation (Python's default: 700).
@@ -59,6 +59,34 @@ def fewer_collections() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*before)
+
+
+@contextmanager
+def settled_heap() -> Iterator[None]:
+    """Judge and write a run with what was alive on entry out of the collector's sight (``gc.freeze``), and
+    the youngest generation collected as in :func:`fewer_collections`.
+
+    What the gather built (facts, findings) is most of a large run's heap and lives to its end: a full
+    collection while judging or writing the report would walk all of it again for nothing (~0.05 ms a host
+    at 20,000 hosts, bench/fake_scale.py). Garbage made inside is still collected; an object alive on entry
+    that dies inside is collected after exit, when ``gc.unfreeze`` hands it back. Objects someone else froze
+    are left alone: then nothing is frozen here.
+
+    >>> with settled_heap():
+    ...     gc.get_freeze_count() > 0
+    True
+    >>> gc.get_freeze_count()
+    0
+    """
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
+    try:
+        with fewer_collections():
+            yield
+    finally:
+        if freeze:
+            gc.unfreeze()
 
 
 class Engine:
@@ -153,7 +181,7 @@ class Engine:
         self.sessions.close()
         self.overlaps.close()
 
-    @fewer_collections()
+    @settled_heap()
     def report(self, complete: bool = True) -> Report:
         judged = evaluation.evaluate(self.checks, self.inventory, self.gathered, self.facts(), self.outcomes,
                                      self.options.only, self.options.drop)
