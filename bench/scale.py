@@ -8,7 +8,7 @@ preflight controller; for pdsh its largest process). A linear fit over the sizes
 10,000 hosts. Prints a table and writes ``bench/results/scale.json``. Needs root.
 
     python bench/scale.py [--sizes 1,4,16,64] [--repeat 1]
-    python bench/scale.py --fake [--sizes 1000,10000,50000]     # no SSH: see bench/fake_scale.py
+    python bench/scale.py --fake [--sizes 1000,10000,50000] [--repeat 3]  # no SSH: see bench/fake_scale.py
 """
 
 from __future__ import annotations
@@ -132,10 +132,12 @@ def main(argv: list[str] | None = None) -> int:
     if "--fake" in args_in:  # no SSH: the controller's own cost at 1k-50k hosts (bench/fake_scale.py)
         import fake_scale
 
-        fake_sizes = next((a.split("=", 1)[1] for a in args_in if a.startswith("--sizes=")), None)
-        if "--sizes" in args_in:
-            fake_sizes = args_in[args_in.index("--sizes") + 1]
-        return fake_scale.main([int(s) for s in (fake_sizes or "1000,10000,50000").split(",")])
+        fake = argparse.ArgumentParser(prog="scale.py --fake", description=fake_scale.__doc__.splitlines()[0])
+        fake.add_argument("--fake", action="store_true")
+        fake.add_argument("--sizes", default="1000,10000,50000", help="comma-separated host counts")
+        fake.add_argument("--repeat", type=int, default=3, help="runs per size, interleaved (median reported)")
+        fake_args = fake.parse_args(args_in)
+        return fake_scale.main([int(s) for s in fake_args.sizes.split(",")], max(1, fake_args.repeat))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--sizes", default="1,4,16,64", help="comma-separated cluster sizes (1..244)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per tool and size (median reported)")
