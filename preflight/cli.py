@@ -6,6 +6,7 @@ are ``preflight.exit_codes``'s.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -97,8 +98,7 @@ def run(
     except json_report.ReportFormatError as exc:
         raise _fail_usage(f"--baseline: {exc}") from None
     options = RunOptions(parallel=parallel, connect_timeout=connect_timeout, command_timeout=command_timeout,
-                         host_timeout=host_timeout, accept_new_host_keys=accept_new_host_keys, sudo=sudo,
-                         keep_outputs=record is not None)  # only --record reads them after parsing
+                         host_timeout=host_timeout, accept_new_host_keys=accept_new_host_keys, sudo=sudo)
     request = application.RunRequest(hosts=hosts, checks=split_items(checks), skip=split_items(skip),
                                      options=options, rank_table=rank_table, accelerator=accelerator,
                                      transport=transport,
@@ -122,6 +122,8 @@ def run_and_show(request: application.RunRequest, json_out: bool, report_dir: Pa
 
     Exits itself on usage errors (2) and on interruption (130, after writing the partial report).
     """
+    # Raw outputs outlive their parsing only for --record (memory at thousands of hosts).
+    request = replace(request, options=replace(request.options, keep_outputs=record is not None))
     try:
         engine = application.prepare(request)
     except application.UsageError as exc:
@@ -158,7 +160,7 @@ def bench_allreduce(
     Example: preflight bench allreduce --hosts hosts.yaml
     """
     options = RunOptions(parallel=parallel, connect_timeout=connect_timeout, command_timeout=command_timeout,
-                         host_timeout=host_timeout, accept_new_host_keys=accept_new_host_keys, keep_outputs=False)
+                         host_timeout=host_timeout, accept_new_host_keys=accept_new_host_keys)
     report = run_and_show(application.RunRequest(hosts=hosts, checks=["allreduce"], options=options), json_out,
                           report_dir)
     if not json_out:

@@ -1,4 +1,5 @@
-"""Small pieces every evaluator uses (re-exported by preflight.checks.base): facts, the finding shorthand, majority.
+"""Small pieces every evaluator uses (re-exported by preflight.checks.base): facts, the finding shorthand, majority,
+median.
 
 They live outside the checks package so that the shared helpers under preflight/ can use them without
 importing the checks (whose package discovers every check module on import).
@@ -7,7 +8,7 @@ importing the checks (whose package discovers every check module on import).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from preflight.model import Finding, Status
@@ -28,6 +29,18 @@ def majority(values: Mapping[str, Any]) -> tuple[Any, bool]:
         return None, False
     top, count = counts[0]
     return top, count * 2 > len(values)
+
+
+def median(values: Sequence[float]) -> float:
+    """The middle value (the mean of the two middle ones for an even count), as ``statistics.median`` gives it
+    without its import (~2.5 ms at start-up).
+
+    >>> median([3.0, 1.0, 2.0]), median([1.0, 2.0])
+    (2.0, 1.5)
+    """
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def finding(check: str, host: str | None, status: Status, message: str, **extra: Any) -> Finding:

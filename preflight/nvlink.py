@@ -26,6 +26,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from preflight.findings import median
+
 _GPU = re.compile(r"^GPU (\d+): (.+?)(?: \(UUID: [^)]*\))?\s*$")
 _LINK = re.compile(r"^\s+Link (\d+): (?:(<inactive>)|([0-9]+(?:\.[0-9]+)?) GB/s)\s*$")
 
@@ -54,7 +56,4 @@ def active_links(gpu: Mapping[str, Any]) -> int:
 def link_speed(gpu: Mapping[str, Any]) -> float | None:
     """The GPU's per-link speed (the median of its active links), GB/s; None without an active link."""
     speeds = [float(s) for s in (gpu.get("links") or {}).values() if isinstance(s, (int, float)) and s > 0]
-    if not speeds:
-        return None
-    ordered, mid = sorted(speeds), len(speeds) // 2  # the median, as statistics.median gives it (~2.5 ms to import)
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    return median(speeds) if speeds else None

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from preflight.allreduce.schedule import Pair
+from preflight.findings import median
 from preflight.model import Finding, Status
 
 MiB = 1 << 20
@@ -41,12 +42,6 @@ def parse_lines(text: str) -> list[dict[str, Any]]:
         if isinstance(data, dict) and isinstance(data.get("pair"), int) and not isinstance(data.get("pair"), bool):
             found.append(data)
     return found
-
-
-def median(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def reference(results: Sequence[PairResult], size: int) -> float:

@@ -36,7 +36,7 @@ def progress(hosts: list[str], enabled: bool) -> tuple[AbstractContextManager[ob
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     err = Console(stderr=True, markup=False, highlight=False)
-    live = enabled and err.is_terminal
+    live = err.is_terminal  # enabled, or progress() returned above
     bar = Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
                    TimeElapsedColumn(), console=err, transient=True, disable=not live)
     task = bar.add_task("hosts", total=len(hosts), status="")
