@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -29,6 +30,7 @@ from preflight.container import parse_container
 from preflight.inventory import Host
 from preflight.transport.base import TransportError
 from preflight.transport.ssh import SSHTransport
+from preflight.transport.tcp import QuickAckSocket
 
 pytestmark = pytest.mark.cluster
 
@@ -202,7 +204,9 @@ def test_changed_host_key_is_refused(cluster: NetnsCluster, hosts_file: Path, tm
 
 
 def test_hashed_known_hosts_entry_is_verified_over_gcm(cluster: NetnsCluster, tmp_path: Path) -> None:
-    """A hashed known_hosts line (ssh-keygen -H) is matched; a wrong key under the same hashed name is refused."""
+    """A hashed known_hosts line (ssh-keygen -H) is matched; a wrong key under the same hashed name is refused.
+
+    The session runs over AES-GCM, on a socket with Nagle off that ACKs every read at once."""
     node = cluster.node("node2")
     line = next(ln for ln in cluster.known_hosts.read_text().splitlines() if ln.split()[0] == node.address)
     _, keytype, blob = line.split()
@@ -216,6 +220,10 @@ def test_hashed_known_hosts_entry_is_verified_over_gcm(cluster: NetnsCluster, tm
         assert transport.client is not None
         ssh = transport.client.get_transport()
         assert ssh is not None and ssh.remote_cipher.startswith("aes128-gcm")  # type: ignore[attr-defined]
+        sock = ssh.sock
+        assert isinstance(sock, socket.socket)  # no delayed-ACK stalls (preflight.transport.tcp)
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+        assert isinstance(sock, QuickAckSocket)
     finally:
         transport.close()
     other = next(ln for ln in cluster.known_hosts.read_text().splitlines() if ln.split()[0] != node.address)

@@ -20,6 +20,7 @@ from preflight.inventory import Host
 from preflight.transport.base import Execution, OutputWatcher, TransportError
 from preflight.transport.jumps import JumpPool
 from preflight.transport.known_hosts import host_keys
+from preflight.transport.tcp import connect_tcp
 
 # paramiko logs a failed handshake ("Exception (client): Error reading SSH protocol banner") with a traceback
 # through Python's last-resort handler: ~20 lines per host on stderr. The failure is already a finding
@@ -175,7 +176,7 @@ class SSHTransport:
             self._sock = channel
             return channel
         try:
-            self._sock = socket.create_connection((self.host.address, self.host.port), timeout=self.connect_timeout)
+            self._sock = connect_tcp(self.host.address, self.host.port, self.connect_timeout)
             return self._sock
         except socket.gaierror as exc:
             raise TransportError("resolve", f"cannot resolve {self.host.address}: {exc.strerror}") from exc
