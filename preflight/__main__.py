@@ -1,3 +1,3 @@
-from preflight.cli import main
+from preflight.cli import console_main
 
-main()
+console_main()
