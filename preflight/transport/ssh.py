@@ -58,14 +58,32 @@ class _AcceptNewPolicy(paramiko.MissingHostKeyPolicy):
         client.get_host_keys().add(hostname, key.get_name(), key)
 
 
-def _gcm_first(sock: Any, /, **options: Any) -> paramiko.Transport:
-    """A Transport that prefers AES-GCM: an AEAD cipher has no separate MAC, which paramiko computes and compares
-    in Python for every packet (~10% of the controller's CPU with aes-ctr + hmac). The others stay as fallbacks."""
-    transport = paramiko.Transport(sock, **options)
-    security = transport.get_security_options()
-    ciphers = tuple(security.ciphers)
-    security.ciphers = tuple(c for c in ciphers if "-gcm@" in c) + tuple(c for c in ciphers if "-gcm@" not in c)
-    return transport
+class _Transport(paramiko.Transport):
+    """paramiko's Transport, preferring AES-GCM and answering the server's notices.
+
+    - **AES-GCM first.** An AEAD cipher has no separate MAC. paramiko computes and compares that MAC in
+      Python for every packet, ~10% of the controller's CPU with aes-ctr + hmac. The others stay as
+      fallbacks.
+    - **Notices answered.** After authentication sshd sends a ``hostkeys-00@openssh.com`` notice, which
+      wants no reply. Its CHANNEL_OPEN_CONFIRMATION then waits, under sshd's Nagle, until the notice is
+      ACKed, and a silent client's kernel delays that ACK ~40 ms. Our own socket ACKs at once
+      (``transport.tcp``), but behind a jump host the ACK is the hop's sshd's. An SSH_MSG_IGNORE sent back
+      carries it: the channel then opens in ~1 ms instead of ~45 (measured through one hop).
+    """
+
+    notices_answered = 0
+
+    def __init__(self, sock: Any, /, **options: Any) -> None:
+        super().__init__(sock, **options)
+        security = self.get_security_options()
+        ciphers = tuple(security.ciphers)
+        security.ciphers = tuple(c for c in ciphers if "-gcm@" in c) + tuple(c for c in ciphers if "-gcm@" not in c)
+
+    def _parse_global_request(self, m: paramiko.Message) -> None:
+        super()._parse_global_request(m)  # type: ignore[misc]
+        if self.clear_to_send.is_set():  # never during a key exchange: this is the thread that finishes it
+            self.send_ignore()
+            self.notices_answered += 1
 
 
 class SSHTransport:
@@ -121,7 +139,7 @@ class SSHTransport:
                 banner_timeout=self.connect_timeout,
                 auth_timeout=self.connect_timeout,
                 sock=sock,
-                transport_factory=_gcm_first,
+                transport_factory=_Transport,
             )
         except paramiko.BadHostKeyException as exc:
             sock.close()
