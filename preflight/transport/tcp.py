@@ -7,11 +7,13 @@ paramiko talks to sshd in small packets, and on every connection two of them wai
   the second one waits until the first is ACKed, and the node delays that ACK.
 - **sshd's.** Right after USERAUTH_SUCCESS, sshd sends its ``hostkeys-00@openssh.com`` notice. paramiko has
   nothing to answer, so Linux delays our ACK. sshd's Nagle holds CHANNEL_OPEN_CONFIRMATION until that
-  ACK arrives. OpenSSH's client answers the notice, so its ACK rides on data.
+  ACK arrives.
 
 ``TCP_NODELAY`` removes the first stall. ``TCP_QUICKACK``, set again after every read because Linux clears
 it, removes the second: authentication then takes 8 ms and the channel opens in 1.
-On systems without ``TCP_QUICKACK`` (macOS), only ``TCP_NODELAY`` is set.
+On systems without ``TCP_QUICKACK`` (macOS), only ``TCP_NODELAY`` is set; there, and behind a jump host
+(where the hop's sshd ACKs the target), the SSH_MSG_IGNORE that ``transport.ssh`` sends back for each
+notice carries the ACK.
 """
 
 from __future__ import annotations
