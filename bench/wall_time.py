@@ -61,12 +61,15 @@ COLUMNS: dict[str, tuple[str, str]] = {
                                   "reachability phase (what it adds: preflight all / this)"),
     "reach-only": ("reach only", f"preflight run --checks {REACH_CHECK} --json: one gather round (the versions "
                                  "check it needs) plus the TCP reachability phase"),
+    "same-work": ("preflight sysctl", "preflight run --checks sysctl --json: pdsh's job (read sysctls on every "
+                                      "host) done by preflight: the tool's own cost next to pdsh's, without the "
+                                      "default checks' node-side work"),
     "pdsh": ("pdsh", f"pdsh -S -R ssh -f <size> sysctl -n {SYSCTL_KEY}"),
     "ssh-loop": ("ssh-loop", f"bash: one backgrounded ssh per host running sysctl -n {SYSCTL_KEY}, then wait"),
     "ansible": ("ansible", f"ansible all -m command -a 'sysctl -n {SYSCTL_KEY}' -f <size>, no ControlPersist"),
 }
 TOOLS = tuple(COLUMNS)
-PREFLIGHT_TOOLS = ("preflight-issue2", "preflight-all", "no-reach", "reach-only")
+PREFLIGHT_TOOLS = ("preflight-issue2", "preflight-all", "no-reach", "reach-only", "same-work")
 # --heavy: what a busy node's sessions pay before the command runs. Debian's bash, started by sshd, reads
 # /etc/bash.bashrc (SSH_SOURCE_BASHRC): each node gets one that sets up a CANN-like toolkit environment,
 # runs a conda-style shell hook (a python start) and puts simulated accelerator tools first on PATH, as
@@ -268,7 +271,8 @@ def build_tools(cluster: NetnsCluster, work: Path, pdsh_ok: bool, ansible_ok: bo
 
     preflight = _script("preflight")
     for name, selection in (("preflight-issue2", ["--checks", ISSUE2_CHECKS]), ("preflight-all", []),
-                            ("no-reach", ["--skip", REACH_CHECK]), ("reach-only", ["--checks", REACH_CHECK])):
+                            ("no-reach", ["--skip", REACH_CHECK]), ("reach-only", ["--checks", REACH_CHECK]),
+                            ("same-work", ["--checks", "sysctl"])):
         tools[name] = Tool(name, [preflight, "run", "--hosts", str(hosts_yaml), *selection, "--json",
                                   "--report-dir", str(work / "reports" / name)], _check_preflight(size))
 
@@ -496,8 +500,9 @@ def format_table(machine: dict[str, Any], repeat: int, rows: dict[int, dict[str,
     wall_body = [[str(size), *(res[t].cell() for t in TOOLS),
                   _ratio(res["preflight-issue2"].median, res["pdsh"].median),
                   _ratio(res["preflight-all"].median, res["pdsh"].median),
-                  _ratio(res["preflight-all"].median, res["no-reach"].median)] for size, res in rows.items()]
-    wall = _render(["size", *labels, "issue-2/pdsh", "all/pdsh", "all/no-reach"], wall_body)
+                  _ratio(res["preflight-all"].median, res["no-reach"].median),
+                  _ratio(res["same-work"].median, res["pdsh"].median)] for size, res in rows.items()]
+    wall = _render(["size", *labels, "issue-2/pdsh", "all/pdsh", "all/no-reach", "same-work/pdsh"], wall_body)
     cpu_body = [[str(size), *(res[t].cpu_cell() for t in TOOLS),
                  _ratio(res["preflight-issue2"].median_cpu, res["pdsh"].median_cpu)] for size, res in rows.items()]
     cpu = _render(["size", *labels, "issue-2/pdsh"], cpu_body)
