@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,16 @@ def preflight(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | 
     """``python -m preflight ARGS`` with its output captured (``env`` is added to this environment)."""
     return subprocess.run([sys.executable, "-m", "preflight", *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, cwd=cwd, check=False, env={**os.environ, **(env or {})})
+
+
+def interruptible() -> None:
+    """``preexec_fn`` for a child that a test stops with SIGINT: Ctrl-C as a terminal delivers it.
+
+    A job started with ``&`` by a non-interactive shell (a CI runner's, ``nohup ... &``) ignores SIGINT, its
+    children inherit that, and Python then installs no KeyboardInterrupt handler: the child would never see
+    the signal. This gives the child SIGINT's default action back before it starts.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def not_passing(report: dict[str, Any]) -> set[tuple[str, str | None, str]]:

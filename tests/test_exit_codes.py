@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_runner import interruptible
 
 from preflight import __version__, cli, exit_codes
 from preflight import app as application
@@ -125,7 +126,7 @@ def test_signals_exit_143_and_130_with_a_partial_report(silent_server: int, tmp_
                                                         code: int) -> None:
     proc = subprocess.Popen([*PF, "run", "--hosts", str(hosts_file(tmp_path, silent_server)), "--json",
                              "--connect-timeout", "60", "--host-timeout", "90", "--report-dir", str(tmp_path / "r")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     time.sleep(4.0)  # past start-up: it waits for the banner the silent host never sends
     assert proc.poll() is None, "still waiting on the silent host"
     proc.send_signal(sig)

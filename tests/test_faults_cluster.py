@@ -21,7 +21,7 @@ from typing import Any
 import paramiko
 import pytest
 import yaml
-from cli_runner import preflight
+from cli_runner import interruptible, preflight
 from conftest import cluster_fixture
 from netns_cluster import NetnsCluster
 
@@ -291,7 +291,7 @@ def test_interrupt_saves_report_and_cleans_nodes(cluster: NetnsCluster, tmp_path
     try:
         proc = subprocess.Popen([sys.executable, "-m", "preflight", "run", "--hosts", str(hosts), "--json",
                                  "--checks", "hccn.ip,sysctl", "--report-dir", str(tmp_path / "r")],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
         deadline = time.monotonic() + 20
         while not node_processes(cluster, "node2", f"sleep {HUNG_SECONDS}") or any(
                 node_processes(cluster, n, "sh -s") for n in ("node1", "node3")):

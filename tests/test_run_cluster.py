@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from ascend_sim import set_cann_version
-from cli_runner import preflight
+from cli_runner import interruptible, preflight
 from conftest import cluster_fixture
 from netns_cluster import NetnsCluster
 
@@ -256,7 +256,7 @@ def test_silent_ssh_port_is_an_error_in_bounded_time(silent_hosts_file: Path, tm
 def test_interrupt_writes_the_partial_report(silent_hosts_file: Path, tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "preflight", "run", "--hosts", str(silent_hosts_file), "--json",
                              "--connect-timeout", "60", "--report-dir", str(tmp_path / "r")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     time.sleep(4)  # the four real nodes finish; "silent" waits for a banner
     start = time.monotonic()
     proc.send_signal(signal.SIGINT)
