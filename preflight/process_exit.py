@@ -4,8 +4,7 @@ After a run, Python's finalization frees every module and object one by one: ~30
 after the report is already written, on every run (a 1-host run takes ~0.35 s). Nothing in it is observable.
 ``exit_now`` does first what of that teardown someone could see: it runs the ``atexit`` handlers (temporary
 directories, the openssh transport's ControlMaster directory, logging) and flushes stdout and stderr. Then
-it ends the process with ``os._exit``. Files are written with
-``with`` and are already closed.
+it ends the process with ``os._exit``. Files are written with ``with`` and are already closed.
 
 Whenever the fast way could lose something, it falls back to ``sys.exit``: a non-daemon thread is still
 running, the code is not an int (``sys.exit`` prints it), or flushing fails (a closed pipe, reported as

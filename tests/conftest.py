@@ -5,13 +5,34 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import paramiko
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from netns_cluster import NetnsCluster, cluster_support_problem
+
+from preflight.inventory import Host
+from preflight.transport.ssh import SSHTransport
+
+
+@contextmanager
+def hostname_session(host: Host) -> Iterator[tuple[SSHTransport, paramiko.Transport]]:
+    """An SSH transport to ``host`` that has run ``hostname`` and got ``host.name`` back, with its paramiko
+    Transport; closed on exit."""
+    transport = SSHTransport(host, connect_timeout=5)
+    try:
+        execution = transport.run_script("hostname\n", timeout=10)
+        assert execution.exit_status == 0 and execution.stdout.decode().strip() == host.name
+        assert transport.client is not None
+        ssh = transport.client.get_transport()
+        assert ssh is not None
+        yield transport, ssh
+    finally:
+        transport.close()
 
 
 def require_cluster_support() -> None:

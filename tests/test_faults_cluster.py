@@ -22,7 +22,7 @@ import paramiko
 import pytest
 import yaml
 from cli_runner import interruptible, preflight
-from conftest import cluster_fixture
+from conftest import cluster_fixture, hostname_session
 from netns_cluster import NetnsCluster
 
 from preflight.container import COMMAND as CONTAINER_PROBE
@@ -213,19 +213,12 @@ def test_hashed_known_hosts_entry_is_verified_over_gcm(cluster: NetnsCluster, tm
     known = tmp_path / "known_hosts"
     known.write_text(f"{paramiko.HostKeys.hash_host(node.address)} {keytype} {blob}\n")
     host = Host("node2", node.address, identity_file=str(cluster.client_key), known_hosts=str(known))
-    transport = SSHTransport(host, connect_timeout=5)
-    try:
-        execution = transport.run_script("hostname\n", timeout=10)
-        assert execution.exit_status == 0 and execution.stdout.decode().strip() == "node2"
-        assert transport.client is not None
-        ssh = transport.client.get_transport()
-        assert ssh is not None and ssh.remote_cipher.startswith("aes128-gcm")  # type: ignore[attr-defined]
+    with hostname_session(host) as (_, ssh):
+        assert ssh.remote_cipher.startswith("aes128-gcm")  # type: ignore[attr-defined]
         sock = ssh.sock
         assert isinstance(sock, socket.socket)  # no delayed-ACK stalls (preflight.transport.tcp)
         assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
         assert isinstance(sock, QuickAckSocket)
-    finally:
-        transport.close()
     other = next(ln for ln in cluster.known_hosts.read_text().splitlines() if ln.split()[0] != node.address)
     known.write_text(f"{paramiko.HostKeys.hash_host(node.address)} {other.split()[1]} {other.split()[2]}\n")
     with pytest.raises(TransportError) as refused:

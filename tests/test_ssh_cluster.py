@@ -13,11 +13,10 @@ import paramiko
 import pytest
 import yaml
 from cli_runner import preflight
-from conftest import cluster_fixture
+from conftest import cluster_fixture, hostname_session
 from netns_cluster import NetnsCluster
 
 from preflight.inventory import Host
-from preflight.transport.ssh import SSHTransport
 
 pytestmark = pytest.mark.cluster
 
@@ -94,19 +93,12 @@ def test_a_target_behind_a_jump_opens_its_channel_without_waiting_for_an_ack(cha
     hop, target = chain.node("node1"), chain.node("node2")
     host = Host("node2", target.address, identity_file=str(chain.client_key), known_hosts=str(chain.known_hosts),
                 proxy_jump=f"root@{hop.address}:22")
-    transport = SSHTransport(host, connect_timeout=5)
-    try:
-        execution = transport.run_script("hostname\n", timeout=10)
-        assert execution.exit_status == 0 and execution.stdout.decode().strip() == "node2"
-        assert transport.client is not None
-        ssh = transport.client.get_transport()
-        assert isinstance(ssh, paramiko.Transport) and ssh.notices_answered >= 1  # type: ignore[attr-defined]
+    with hostname_session(host) as (transport, ssh):
+        assert ssh.notices_answered >= 1  # type: ignore[attr-defined]
         channel = transport._sock  # the direct-tcpip channel over the hop
         assert isinstance(channel, paramiko.Channel)
         hop_transport = channel.get_transport()
         assert hop_transport.notices_answered >= 1  # type: ignore[attr-defined]
-    finally:
-        transport.close()
 
 
 def test_32_targets_behind_one_stock_bastion_use_one_connection(bastion: NetnsCluster, tmp_path: Path) -> None:

@@ -73,10 +73,9 @@ class _Transport(paramiko.Transport):
       if this override stops being called.
     """
 
-    notices_answered = 0
-
     def __init__(self, sock: Any, /, **options: Any) -> None:
         super().__init__(sock, **options)
+        self.notices_answered = 0
         security = self.get_security_options()
         ciphers = tuple(security.ciphers)
         security.ciphers = tuple(c for c in ciphers if "-gcm@" in c) + tuple(c for c in ciphers if "-gcm@" not in c)
