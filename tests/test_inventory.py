@@ -226,3 +226,26 @@ def test_hosts_files_are_parsed_by_libyaml_when_pyyaml_has_it() -> None:
     from preflight.inventory import SAFE_LOADER
 
     assert SAFE_LOADER is (yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader)
+
+
+def test_plain_names_skip_clustershell_and_expand_as_it_would() -> None:
+    """A name without range, set operator, group or glob is taken as is (NodeSet cost ~50 us a name); for any
+    such name ClusterShell gives the same single name back, and everything else still goes through it."""
+    import random
+    import string
+
+    from ClusterShell.NodeSet import NodeSet
+
+    from preflight.inventory import PLAIN_NAME
+
+    rng = random.Random(19)
+    alphabet = string.ascii_letters + string.digits + "._:-"
+    names = ["node1", "gpu-01.example.com", "10.0.0.1", "fe80::1", "n_1"] + [
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 16))) for _ in range(2000)]
+    for name in names:
+        assert PLAIN_NAME.fullmatch(name)
+        assert list(NodeSet(name)) == [name], name
+    for pattern in ("node[1-2]", "a,b", "a!b", "a&b", "a^b", "@grp", "x*", "x?", "a b", ""):
+        assert not PLAIN_NAME.fullmatch(pattern), pattern
+    inventory = parse_inventory("hosts:\n  - name: gpu[01-02]\n  - name: 'a,b'\n  - name: c-3.lan\n")
+    assert [h.name for h in inventory.hosts] == ["gpu01", "gpu02", "a", "b", "c-3.lan"]
