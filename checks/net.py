@@ -135,11 +135,10 @@ def _split_route(output: ProbeOutput) -> tuple[ProbeOutput, str]:
     >>> master.stdout, master.exit_status, route
     ('name m\\n10.0.0.1 STREAM m\\n', 0, '10.0.0.1 dev lo\\n')
     """
-    lines = output.stdout.splitlines(keepends=True)
-    for i, line in enumerate(lines):
-        if line.rstrip("\n") == ROUTE_MARK:
-            return ProbeOutput("".join(lines[:i]), output.stderr, 0, output.truncated), "".join(lines[i + 1:])
-    return output, ""
+    head, marked, route = output.stdout.partition(f"\n{ROUTE_MARK}\n")  # after the name line, never first
+    if not marked:
+        return output, ""
+    return ProbeOutput(head + "\n", output.stderr, 0, output.truncated), route
 
 
 def _env_command(host: Host) -> str:
