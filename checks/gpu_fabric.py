@@ -179,7 +179,7 @@ class GpuFabricCheck(Check):
         findings: list[Finding] = []
         for host in sorted(facts):
             host_facts = facts[host]
-            findings.append(_judge_ports(host, host_facts, with_rdma, usage[host]))
+            findings.append(_judge_ports(host, host_facts, with_rdma, usage[host], alone=len(ctx.hosts) == 1))
             if not host_facts.get("cas"):
                 for check in ("gpu.fabric.link_layer", "gpu.fabric.rate"):
                     findings.append(finding(check, host, Status.SKIP, f"{check}: no RDMA port read on {host}"))
@@ -210,7 +210,9 @@ def _profile(host_facts: Facts, key: str) -> str:
     return ", ".join(values) or "unknown"
 
 
-def _judge_ports(host: str, host_facts: Facts, with_rdma: Sequence[str], usage: PortUsage) -> Finding:
+def _judge_ports(host: str, host_facts: Facts, with_rdma: Sequence[str], usage: PortUsage,
+                 alone: bool = False) -> Finding:
+    """``alone``: the cluster is this one host (``preflight node``, a one-host hosts.yaml)."""
     check = "gpu.fabric.ports"
     tools = host_facts.get("tools") or {}
     errors = host_facts.get("errors") or {}
@@ -229,6 +231,11 @@ def _judge_ports(host: str, host_facts: Facts, with_rdma: Sequence[str], usage: 
                            remedy="apt-get install infiniband-diags ibverbs-utils  # or dnf install "
                                   "infiniband-diags libibverbs-utils")
     if not ports:
+        if alone:  # seen on a one-GPU cloud VM: no HCA, and none needed
+            return finding(check, host, Status.SKIP,
+                           f"{check}: no InfiniBand/RoCE device on {host}, and none needed: with one host NCCL "
+                           "keeps the job's traffic inside it (NVLink, PCIe, shared memory)",
+                           observed="no RDMA device", expected="none needed on one host")
         if with_rdma:
             return finding(check, host, Status.FAIL,
                            f"{check}: {host} has no InfiniBand/RoCE device, unlike {', '.join(with_rdma)}: NCCL "

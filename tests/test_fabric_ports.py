@@ -93,3 +93,12 @@ def test_no_active_port_anywhere_warns() -> None:
     found = ports_findings({"a": node, "b": node})
     assert {h: f.status for h, f in found.items()} == {"a": "warn", "b": "warn"}
     assert "no RDMA port is Active on a (nor on any host)" in found["a"].message
+
+
+def test_one_host_without_rdma_needs_none() -> None:
+    """A one-GPU cloud VM (recorded on an NVIDIA H200 VM: no /sys/class/infiniband): with one host NCCL never
+    leaves it, so no HCA is no warning; with two such hosts it is."""
+    bare = {"cas": [], "tools": {"ibstat": None, "devinfo": None}, "errors": {}, "dev_files": [], "sys_devices": []}
+    alone = ports_findings({"vm": bare})["vm"]
+    assert alone.status == "skip" and "none needed" in alone.message
+    assert {f.status for f in ports_findings({"vm": bare, "vm2": bare}).values()} == {"warn"}

@@ -81,3 +81,30 @@ def test_installed_torch_build_and_cuda_are_read_without_importing_it(venvs: dic
     found = probe(venvs["isolated"])
     assert (found["torch"], found["cuda"]) == ("2.4.0+cu121", "12.1")
     assert found["python"] == ".".join(map(str, sys.version_info[:3]))
+
+
+# Debian's and Ubuntu's own python3: their site.py lists a venv's lib/pythonX.Y/site-packages only once
+# sys.prefix is the venv, which `python -S` never makes it (found on a real Ubuntu 24.04 GPU node, where
+# the probe missed torch in /opt/torch/.venv and versions.cuda failed). CI's Debian has one at /usr/bin.
+INTERPRETERS = [sys.executable] + [p for p in ("/usr/bin/python3",) if Path(p).exists()
+                                   and Path(p).resolve() != Path(sys.executable).resolve()]
+
+
+@pytest.mark.parametrize("base", INTERPRETERS)
+def test_a_venv_of_any_interpreter_shows_its_packages(base: str, tmp_path: Path) -> None:
+    """A venv as `python -m venv` makes it (PEP 405: pyvenv.cfg, bin/python3), torch and NCCL installed in it."""
+    version = subprocess.run([base, "-S", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python3").symlink_to(Path(base).resolve())
+    (venv / "pyvenv.cfg").write_text(f"home = {Path(base).resolve().parent}\ninclude-system-site-packages = false\n"
+                                     f"version = {version}\n")
+    site_packages = venv / "lib" / f"python{version}" / "site-packages"
+    for dist in ("torch-2.11.0+cu130.dist-info", "nvidia_nccl_cu13-2.28.9.dist-info"):
+        (site_packages / dist).mkdir(parents=True)
+    (site_packages / "torch").mkdir()
+    (site_packages / "torch" / "version.py").write_text("__version__ = '2.11.0+cu130'\ncuda: Optional[str] = '13.0'\n")
+    found = probe(venv / "bin" / "python3")
+    assert (found["torch"], found["nccl"], found["cuda"]) == ("2.11.0+cu130", "2.28.9", "13.0")
+    assert found["executable"] == str(venv / "bin" / "python3")

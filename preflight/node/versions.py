@@ -22,7 +22,13 @@ try:
     cfgs = [c for c in (os.path.join(exe_dir, "pyvenv.cfg"), os.path.join(os.path.dirname(exe_dir), "pyvenv.cfg"))
             if os.path.isfile(c)]
     if cfgs:
-        dirs += site.getsitepackages([os.path.dirname(cfgs[0])])
+        # A venv's own dir, as venv lays it out. site.getsitepackages([venv]) alone is not enough: Debian's and
+        # Ubuntu's site.py adds lib/pythonX.Y/site-packages only once sys.prefix is the venv, which -S leaves
+        # at the base interpreter's (their system python lists dist-packages dirs only).
+        venv_dir = os.path.dirname(cfgs[0])
+        for libdir in (getattr(sys, "platlibdir", "lib"), "lib"):
+            dirs.append(os.path.join(venv_dir, libdir, "python%d.%d" % sys.version_info[:2], "site-packages"))
+        dirs += site.getsitepackages([venv_dir])
         with open(cfgs[0]) as cfg:
             for line in cfg:
                 key, _, value = line.partition("=")
