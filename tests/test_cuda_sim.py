@@ -80,9 +80,11 @@ def test_cuda_tensors_and_nccl_sum_across_ranks_at_each_links_rate(tmp_path: Pat
 def test_the_simulator_refuses_what_cuda_and_nccl_refuse(tmp_path: Path) -> None:
     duplicate = pair(tmp_path, (1, 1), 29885)
     for rank, out in enumerate(duplicate):  # NCCL's init.cc text, device = the GPU's busId (00000000:28:00.0)
-        assert str(out["error"]).startswith("DistBackendError: ncclInvalidUsage: This usually reflects invalid "
-                                            "usage of NCCL library.\nLast error:\nDuplicate GPU detected : "
-                                            f"rank {rank} and rank {1 - rank} both on CUDA device 28000"), out
+        assert str(out["error"]).startswith(  # as recorded on a real H200 (pf_cuda_sim's docstring)
+            "DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:93, invalid usage "
+            "(run with NCCL_DEBUG=WARN for details), NCCL version 2.28.9\nncclInvalidUsage: This usually reflects "
+            "invalid usage of NCCL library.\nLast error:\nDuplicate GPU detected : "
+            f"rank {rank} and rank {1 - rank} both on CUDA device 28000"), out
     narrowed = pair(tmp_path, (0, 1), 29886, visible="2,3")  # CUDA_VISIBLE_DEVICES: two devices, ordinals 0-1
     assert [out["count"] for out in narrowed] == [2, 2] and narrowed[0]["sum"] == 3.0
     ordinal = pair(tmp_path, (0, 2), 29887, visible="2,3")  # ordinal 2 of 2 visible devices

@@ -19,6 +19,12 @@ narrowed by ``CUDA_VISIBLE_DEVICES`` as the CUDA runtime does:
       Last error:
       Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 4000
 
+  Recorded on a real NVIDIA H200 (torch 2.11.0+cu130, NCCL 2.28.9, 2026-11-26: the allreduce worker, two ranks
+  on GPU 0), torch puts one line before it, ``DistBackendError: NCCL error in:
+  /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:93, invalid usage (run with NCCL_DEBUG=WARN for details),
+  NCCL version 2.28.9``, and raises at the first collective (the communicator is made lazily); the simulator
+  raises at init, which the worker reports the same way (no size measured, the error).
+
 - an all_reduce between two GPUs of one host takes at least ``bytes / rate`` where the rate is that of their
   ``nvidia-smi topo -m`` class (the state's ``links``, "i-j" -> "NV2" | "PIX" | "SYS" ..., default NV18, as
   the nvidia-smi simulator prints them): ``GBPS`` (scaled down far below real NVLink/PCIe so that gloo on a
@@ -154,7 +160,9 @@ class ProcessGroupNCCL(dist.ProcessGroup):  # type: ignore[misc]
             time.sleep(0.01)
         for other, theirs in enumerate(ranks):
             if other != rank and theirs["host"] == me["host"] and theirs["gpu"] == me["gpu"]:
-                raise dist.DistBackendError(
+                raise dist.DistBackendError(  # the first line as torch 2.11 + NCCL 2.28.9 print it (docstring)
+                    "NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:93, invalid usage (run with "
+                    "NCCL_DEBUG=WARN for details), NCCL version 2.28.9\n"
                     "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\n"
                     f"Duplicate GPU detected : rank {rank} and rank {other} both on CUDA device {me['bus']}")
         same_host = size == 2 and ranks[0]["host"] == ranks[1]["host"]
