@@ -214,3 +214,22 @@ def test_symptom_alone_is_still_reported_but_after_a_root_cause() -> None:
     assert alone.best is not None and alone.best.signature.id == "store.socket_timeout"
     both = explain_texts({"r0.log": symptom, "r1.log": EXCERPTS["nccl.p2p_not_supported"]["excerpt"]})
     assert [m.signature.id for m in both.matches] == ["nccl.p2p_not_supported", "store.socket_timeout"]
+
+
+H200_LOGS = Path(__file__).parent / "fixtures" / "explain" / "recorded_h200"
+
+
+@pytest.mark.parametrize(("log", "expected"), [
+    ("nccl_socket_ifname_no_such_interface.log", "nccl.no_socket_interface"),
+    ("cuda_invalid_device_ordinal.log", "cuda.invalid_device_ordinal"),
+    ("cuda_no_visible_devices.log", "cuda.no_gpus_available"),
+    ("master_addr_unresolvable.log", "c10d.name_resolution"),
+    ("store_client_timeout.log", "c10d.client_timed_out"),
+    ("master_port_in_use.log", "c10d.port_in_use_libuv"),
+    ("torchrun_two_ranks_one_gpu.log", "nccl.duplicate_gpu"),
+    ("torchrun_nproc_beyond_gpus.log", "cuda.invalid_device_ordinal"),
+])
+def test_logs_recorded_on_a_real_gpu_node_are_explained(log: str, expected: str) -> None:
+    """Real torch 2.11 / NCCL 2.28.9 logs from an H200 (recorded_h200/SOURCE.md): the root cause comes first."""
+    result = explain_texts({log: (H200_LOGS / log).read_text(encoding="utf-8")})
+    assert result.best is not None and result.best.signature.id == expected, [m.signature.id for m in result.matches]

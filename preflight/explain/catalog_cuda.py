@@ -145,6 +145,14 @@ CUDA: tuple[Signature, ...] = (
         "--nproc-per-node is larger than the visible GPUs, or CUDA_VISIBLE_DEVICES hides some.",
         "Make --nproc-per-node equal the number of GPUs in CUDA_VISIBLE_DEVICES on every node.",
         ("gpu.devices.count", "nccl.visible_devices"), "https://github.com/pytorch/vision/issues/2237", weight=78),
+    Signature(
+        "cuda.no_gpus_available", "device-mapping",
+        (r"RuntimeError: No CUDA GPUs are available",),
+        "The process sees no GPU at all: CUDA_VISIBLE_DEVICES is empty or names only GPUs this node does not "
+        "have, or the job or container was started without GPUs (no --gres=gpu, no nvidia.com/gpu, no --gpus).",
+        "Compare CUDA_VISIBLE_DEVICES with `nvidia-smi -L` on that node (unset it, or use indices that exist), "
+        "and request the GPUs from the scheduler or container runtime.",
+        ("nccl.visible_devices", "gpu.devices.count"), "https://github.com/jiaw-z/CoR-GS/issues/23", weight=79),
     # --- Ascend: torch_npu cannot start the device ------------------------------------------------
     Signature(
         "torch_npu.set_device_507033", "driver",

@@ -111,14 +111,15 @@ HOSTS: tuple[Signature, ...] = (
         "CUDA_VISIBLE_DEVICES / --nproc-per-node exceed the GPUs present.",
         "Call torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) before init_process_group and keep "
         "--nproc-per-node <= GPUs per node.",
-        ("npu.count",), "https://github.com/horovod/horovod/issues/3929", weight=80),
+        ("gpu.devices.count", "nccl.visible_devices"), "https://github.com/horovod/horovod/issues/3929", weight=80),
     Signature(
         "cuda.invalid_device_ordinal", "device-mapping",
         (r"CUDA error: invalid device ordinal", r"cuda runtime error \(101\) : invalid device ordinal"),
         "A rank asked for a GPU index that does not exist: --nproc-per-node is larger than the visible "
         "GPUs (CUDA_VISIBLE_DEVICES).",
         "Set --nproc-per-node to the number of visible GPUs on each node.",
-        ("npu.count",), "https://github.com/cfzd/Ultra-Fast-Lane-Detection/issues/193", weight=78),
+        ("gpu.devices.count", "nccl.visible_devices"), "https://github.com/cfzd/Ultra-Fast-Lane-Detection/issues/193",
+        weight=78),
     Signature(
         "elastic.exit_sigkill", "oom",
         (r"failed \(exitcode: -9\)(?: local_rank: \d+ \(pid: \d+\))?",),

@@ -290,5 +290,5 @@ NETWORK: tuple[Signature, ...] = (
         "A rank number is not below the world size: --nnodes/--nproc-per-node/--node-rank (or "
         "WORLD_SIZE/RANK) disagree between the nodes.",
         "Launch every node with the same --nnodes and --nproc-per-node, node ranks 0..nnodes-1.",
-        ("npu.count",), "https://github.com/jeffffffli/HybrIK/issues/47", weight=78),
+        ("gpu.devices.count", "nccl.visible_devices"), "https://github.com/jeffffffli/HybrIK/issues/47", weight=78),
 )
