@@ -17,14 +17,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from preflight.model import Status
+from preflight.node import source
 
 IFACE_VARS = ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME", "HCCL_IF_IP")
 SOURCES = {"yaml": "hosts.yaml env", "login": "login environment", "conf": "/etc/nccl.conf"}
 IFF_UP = 0x1
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPInterface = ipaddress.IPv4Interface | ipaddress.IPv6Interface
-# What net.addrs and firewall.addresses run: byte for byte the same, so the engine runs it once per host.
-ADDRS_COMMAND = 'PATH="$PATH:/usr/sbin:/sbin:/usr/local/sbin"; export PATH\nip -o addr show'
+# What net.addrs and firewall.addresses run: byte for byte the same, so the engine runs it once per host. Without
+# iproute2 (many container images), the node's python reads the addresses (preflight/node/addrs.py).
+ADDRS_COMMAND = ('PATH="$PATH:/usr/sbin:/sbin:/usr/local/sbin"; export PATH\n'
+                 'if command -v ip >/dev/null 2>&1; then ip -o addr show; exit; fi\n'
+                 'for pf_py in python3 python; do command -v "$pf_py" >/dev/null 2>&1 && '
+                 f'exec "$pf_py" -S -c {shlex.quote(source("addrs"))}; done\n'
+                 'echo "ip: not found (iproute2), nor python to read the addresses without it" >&2; exit 127')
+PYTHON_ADDRS = "== addrs: python"  # the first line of addrs.py's output
 
 
 def parse_interface(text: str) -> IPInterface | None:
@@ -95,9 +102,18 @@ def parse_ip_addr(text: str) -> dict[str, list[str]]:
 
     >>> parse_ip_addr("2: eth0    inet 10.0.0.2/24 brd 10.0.0.255 scope global eth0\\\\ ...")
     {'eth0': ['10.0.0.2/24']}
+    >>> parse_ip_addr("== addrs: python\\neth0 inet 10.0.0.2/24\\neth0 inet6 fe80:0:0:0:0:0:0:0001/64")
+    {'eth0': ['10.0.0.2/24', 'fe80::1/64']}
     """
     found: dict[str, list[str]] = {}
-    for line in text.splitlines():
+    lines = text.splitlines()
+    if lines and lines[0] == PYTHON_ADDRS:  # preflight/node/addrs.py: "NAME inet|inet6 ADDRESS/PREFIX"
+        for line in lines[1:]:
+            words = line.split()
+            if len(words) == 3 and words[1] in ("inet", "inet6") and parse_interface(words[2]) is not None:
+                found.setdefault(words[0], []).append(str(ipaddress.ip_interface(words[2])))
+        return found
+    for line in lines:
         match = _ADDR_LINE.match(line)
         if not match or parse_ip(match["addr"]) is None:
             continue

@@ -164,3 +164,20 @@ def test_interface_on_another_network_warns_on_that_host(cluster: NetnsCluster, 
     warned = by_host(report, "net.interface")["node3"]
     assert "ib0 (up, 192.168.77.13/24), not on the network of the master's eth0" in warned["message"]
     assert warned["remedy"].startswith("export NCCL_SOCKET_IFNAME==eth0")
+
+
+def test_node_without_iproute2_reads_its_addresses_with_python(cluster: NetnsCluster, tmp_path: Path) -> None:
+    """Container images often lack `ip` (a real GPU VM did: net.interface was an error there). node3 without it:
+    preflight/node/addrs.py reads the same addresses, so every net finding still passes, and the same as before."""
+    hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml", cluster={"accelerator": "gpu"})
+    _, before = run_net(hosts, tmp_path / "with_ip")
+    for path in ("/bin/ip", "/usr/bin/ip"):
+        cluster.hide_binary("node3", path)
+    try:
+        code, report = run_net(hosts, tmp_path / "without_ip")
+    finally:
+        for path in ("/bin/ip", "/usr/bin/ip"):
+            cluster.unhide_binary("node3", path)
+    assert code == 0 and not_passing(report) == set(), not_passing(report)
+    for check in ("net.interface", "net.mtu", "net.address_family"):
+        assert by_host(report, check)["node3"]["observed"] == by_host(before, check)["node3"]["observed"], check
