@@ -110,8 +110,9 @@ def parse_ip_addr(text: str) -> dict[str, list[str]]:
     if lines and lines[0] == PYTHON_ADDRS:  # preflight/node/addrs.py: "NAME inet|inet6 ADDRESS/PREFIX"
         for line in lines[1:]:
             words = line.split()
-            if len(words) == 3 and words[1] in ("inet", "inet6") and parse_interface(words[2]) is not None:
-                found.setdefault(words[0], []).append(str(ipaddress.ip_interface(words[2])))
+            iface = parse_interface(words[2]) if len(words) == 3 and words[1] in ("inet", "inet6") else None
+            if iface is not None:
+                found.setdefault(words[0], []).append(str(iface))
         return found
     for line in lines:
         match = _ADDR_LINE.match(line)

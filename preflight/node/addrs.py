@@ -12,13 +12,13 @@ SIOCGIFADDR, SIOCGIFNETMASK = 0x8915, 0x891B
 print("== addrs: python")
 sock = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
 for _, name in _socket.if_nameindex():
-    request = name.encode()[:15] + b"\0" * (40 - len(name.encode()[:15]))  # struct ifreq: name, then the address
+    request = name.encode()[:15].ljust(40, b"\0")  # struct ifreq: the name, then room for the address
     try:
         address = _socket.inet_ntoa(fcntl.ioctl(sock.fileno(), SIOCGIFADDR, request)[20:24])
         mask = fcntl.ioctl(sock.fileno(), SIOCGIFNETMASK, request)[20:24]
     except OSError:  # no IPv4 address on it
         continue
-    prefix = sum(bin(byte).count("1") for byte in bytearray(mask))
+    prefix = bin(int.from_bytes(mask, "big")).count("1")
     print("%s inet %s/%d" % (name, address, prefix))
 sock.close()
 try:
