@@ -27,7 +27,10 @@ from preflight.render.outputs import ReportOutputs
 if TYPE_CHECKING:  # rich is imported where a table is drawn: a `run --json` never loads it
     from rich.table import Table
 
-app = typer.Typer(add_completion=True, no_args_is_help=True,
+# Help and usage errors in click's plain layout (rich_markup_mode=None): rich's options table cuts option
+# names with "…" at 80 and even 100 columns (--connect-timeo…); click's never does, and wraps only the help.
+app = typer.Typer(add_completion=True, no_args_is_help=True, rich_markup_mode=None,
+                  context_settings={"max_content_width": 120},
                   help="Cluster preflight checks for distributed deep-learning training.")
 
 
@@ -142,7 +145,7 @@ def run_and_show(request: application.RunRequest, json_out: bool, report_dir: Pa
     return result.report
 
 
-bench = typer.Typer(add_completion=False, no_args_is_help=True,
+bench = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                     help="Benchmarks between the hosts, reported per device pair.")
 app.add_typer(bench, name="bench")
 

@@ -19,7 +19,7 @@ BaselineOption = Annotated[Path | None, typer.Option(help="where the baseline is
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(add_completion=False, no_args_is_help=True,
+    group = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,  # as cli.app's
                         help="Keep a known-good run to compare later runs with.")
     app.add_typer(group, name="baseline")
 
