@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from preflight.model import Finding, Report, Status
+from preflight.model import Finding, Report, Status, hosts_to_drain
 
 CHECK = "preflight.max_unhealthy"
 
@@ -49,13 +49,23 @@ def unhealthy_hosts(report: Report) -> list[str]:
 def apply(report: Report, text: str | None) -> tuple[Report, bool]:
     """Add the drain verdict to ``report`` (``extra["drain"]``); True when the limit was passed.
 
-    Without a limit every unhealthy host is a drain candidate; past the limit none is.
+    ``unhealthy`` (a fail or an error) is what the limit counts: many unreachable hosts at once is itself a
+    sign. ``recommend_drain`` is the model's ``hosts_to_drain``: hosts with a fail, never error-only ones, and
+    none past the limit.
+
+    >>> from preflight.model import HostResult
+    >>> found = [Finding("ssh.connect", "a", Status.ERROR, "m"), Finding("os.shm", "b", Status.FAIL, "m")]
+    >>> r = Report([HostResult(n, n, True) for n in ("a", "b")], found, [], "", 0)
+    >>> d = apply(r, None)[0].extra["drain"]
+    >>> d["unhealthy"], d["recommend_drain"]
+    (['a', 'b'], ['b'])
     """
     unhealthy = unhealthy_hosts(report)
     total = len(report.hosts)
     tripped = text is not None and exceeds(len(unhealthy), total, parse_limit(text))
+    drained = hosts_to_drain(report.findings, tripped)
     drain = {"unhealthy": unhealthy, "max_unhealthy": text, "tripped": tripped,
-             "recommend_drain": [] if tripped else unhealthy}
+             "recommend_drain": [h for h in unhealthy if h in drained]}
     findings = list(report.findings)
     if tripped:
         findings.insert(0, Finding(

@@ -21,7 +21,10 @@
 
 from __future__ import annotations
 
-from preflight.model import Report, Status
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from preflight.model import Report
 
 OK = 0  # no fail or error finding (warnings allowed)
 PROBLEMS = 1  # at least one fail finding: the node or the cluster is bad
@@ -34,10 +37,6 @@ TERMINATED = 143  # SIGTERM (a scheduler's timeout or cancel): the same, 128 + 1
 
 
 def for_report(report: Report) -> int:
-    """The verdict of a finished run as an exit code (SUSPECT when the drain limit tripped)."""
-    if report.extra.get("drain", {}).get("tripped"):
-        return SUSPECT
-    statuses = {f.status for f in report.findings}
-    if Status.FAIL in statuses:
-        return PROBLEMS
-    return COULD_NOT_TELL if Status.ERROR in statuses else OK
+    """The verdict of a finished run as an exit code: the report model decides (``Report.verdict``), so the
+    header word, report.json, JUnit and Prometheus say the same as the code."""
+    return report.exit_code()

@@ -18,7 +18,8 @@ SCHEMA = "preflight.report/1"
 
 
 class Status(str, enum.Enum):
-    """Outcome of one check on one host, ordered from best to worst (skip ranks lowest)."""
+    """Outcome of one check on one host, ordered from best to worst (skip ranks lowest; a fail outranks an
+    error: a fail is known to be wrong, an error is "could not tell")."""
 
     SKIP = "skip"
     PASS = "pass"
@@ -40,7 +41,70 @@ class Status(str, enum.Enum):
         return max(statuses, key=lambda s: s.rank, default=cls.SKIP)
 
 
-_RANK = {Status.SKIP: 0, Status.PASS: 1, Status.WARN: 2, Status.FAIL: 3, Status.ERROR: 4}
+_RANK = {Status.SKIP: 0, Status.PASS: 1, Status.WARN: 2, Status.ERROR: 3, Status.FAIL: 4}
+
+
+class Verdict(str, enum.Enum):
+    """A whole run's verdict, as the scheduler reads it: the word, the exit code, what to drain.
+
+    A ``fail`` anywhere is FAIL (exit 1) even with errors beside it: something is known to be wrong. Errors
+    alone are ERROR, "could not tell" (exit 4): never a reason to drain. SUSPECT (exit 3) is
+    ``--max-unhealthy`` passed: too many hosts at once to blame them. Warnings and passes exit 0.
+
+    >>> Verdict.FAIL.exit_code, Verdict.ERROR.exit_code, Verdict.SUSPECT.exit_code, Verdict.WARN.exit_code
+    (1, 4, 3, 0)
+    >>> Verdict.ERROR.word, Verdict.ERROR.status.value
+    ('ERROR', 'error')
+    """
+
+    SKIP = "skip"  # nothing was judged
+    PASS = "pass"
+    WARN = "warn"
+    ERROR = "error"  # could not tell
+    FAIL = "fail"
+    SUSPECT = "suspect"
+
+    @property
+    def exit_code(self) -> int:
+        return _EXIT[self]
+
+    @property
+    def word(self) -> str:
+        """The word a header, a badge or a prolog line prints."""
+        return self.value.upper()
+
+    @property
+    def status(self) -> Status:
+        """The finding status whose colour the verdict is drawn in (SUSPECT: error's)."""
+        return Status.ERROR if self is Verdict.SUSPECT else Status(self.value)
+
+
+# The numbers of preflight.exit_codes (which imports nothing): 0 ok, 1 problems, 3 suspect, 4 could not tell.
+_EXIT = {Verdict.SKIP: 0, Verdict.PASS: 0, Verdict.WARN: 0, Verdict.FAIL: 1, Verdict.ERROR: 4, Verdict.SUSPECT: 3}
+
+
+def decide(findings: Sequence[Finding], tripped: bool = False) -> Verdict:
+    """The one verdict function: findings (and whether ``--max-unhealthy`` tripped) -> the run's verdict.
+
+    >>> def of(*statuses): return [Finding("os.shm", "n1", Status(s), "m") for s in statuses]
+    >>> decide(of("pass", "error", "fail")).value, decide(of("pass", "error")).value, decide(of()).value
+    ('fail', 'error', 'skip')
+    >>> decide(of("fail"), tripped=True).value
+    'suspect'
+    """
+    return Verdict.SUSPECT if tripped else Verdict(Status.worst([f.status for f in findings]).value)
+
+
+def hosts_to_drain(findings: Sequence[Finding], tripped: bool = False) -> set[str]:
+    """The hosts a scheduler should drain: those with a ``fail``; none when ``--max-unhealthy`` tripped.
+    A host with errors only (unreachable, timed out) is never drained: nothing is known to be wrong with it.
+
+    >>> hosts_to_drain([Finding("ssh.connect", "n1", Status.ERROR, "m"), Finding("os.shm", "n2", Status.FAIL, "m")])
+    {'n2'}
+    """
+    if tripped:
+        return set()
+    return {f.host for f in findings if f.host and f.status == Status.FAIL}
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,12 +213,13 @@ class Report:
             counts[finding.status.value] += 1
         return counts
 
-    def verdict(self) -> Status:
-        return Status.worst([f.status for f in self.findings])
+    def verdict(self) -> Verdict:
+        """The run's one verdict (:func:`decide`): the header word, exit code, JUnit and Prometheus read it."""
+        return decide(self.findings, tripped=bool(self.extra.get("drain", {}).get("tripped")))
 
     def exit_code(self) -> int:
-        """0 when nothing failed or errored, else 1 (usage errors exit 2 before a report exists)."""
-        return 1 if self.verdict() in (Status.FAIL, Status.ERROR) else 0
+        """The verdict's exit code (docs/exit-codes.md; usage errors exit 2 before a report exists)."""
+        return self.verdict().exit_code
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -164,6 +229,7 @@ class Report:
             "duration_s": round(self.duration_s, 3),
             "complete": self.complete,
             "verdict": self.verdict().value,
+            "exit_code": self.exit_code(),
             "checks": list(self.checks),
             "hosts": [h.to_dict() for h in self.hosts],
             "findings": [f.to_dict() for f in self.findings],

@@ -167,7 +167,8 @@ def test_a_missing_identity_file_says_so_with_a_remedy(tmp_path: Path) -> None:
     assert done.returncode == exit_codes.COULD_NOT_TELL
     [connect] = [f for f in json.loads(done.stdout)["findings"] if f["check"] == "ssh.connect"]
     assert f"identity file {tmp_path / 'nokey'} does not exist" in connect["message"]
-    assert connect["remedy"].startswith(f"ssh-keygen -t ed25519 -f {tmp_path / 'nokey'} && ssh-copy-id")
+    assert connect["remedy"].startswith(f"ssh-keygen -t ed25519 -f {tmp_path / 'nokey'}  # once, then to every "
+                                        "node: ssh-copy-id")
 
 
 def test_the_known_hosts_remedy_names_the_configured_file(tmp_path: Path) -> None:
@@ -188,8 +189,9 @@ def test_node_writes_a_prometheus_textfile_atomically_with_runs_metric_names(tmp
     assert done.returncode == exit_codes.PROBLEMS, done.stdout + done.stderr
     text = target.read_text()
     assert '# TYPE preflight_check_status gauge' in text
-    assert 'preflight_check_status{check="sysctl.somaxconn",host="' in text and "} 2\n" in text  # 2 = fail
-    assert "\npreflight_verdict 2\n" in text and "\npreflight_complete 1\n" in text
+    assert 'preflight_check_status{check="sysctl.somaxconn",host="' in text and "} 3\n" in text  # 3 = fail
+    assert "\npreflight_verdict 3\n" in text and "\npreflight_exit_code 1\n" in text
+    assert "\npreflight_complete 1\n" in text
     assert [p.name for p in target.parent.iterdir()] == ["preflight.prom"], "no temporary file left behind"
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -352,3 +353,44 @@ def test_a_container_node_is_named_and_its_sysctl_remedy_is_the_containers(clust
     else:
         assert "is not a container" in found["node2"]["message"]
         assert low["remedy"].startswith("sysctl -w net.core.somaxconn=128")
+
+
+def test_a_fail_beside_unreachable_hosts_is_one_fail_verdict_everywhere(cluster: NetnsCluster, tmp_path: Path
+                                                                         ) -> None:
+    """Issue 35's measured case: a reachable host with a fail, one refusing SSH, one that does not resolve. The
+    header said ERROR while the exit code said 1 (drain) and recommend_drain named the unreachable hosts: now
+    every output says FAIL, and only the failing host is to be drained."""
+    import xml.etree.ElementTree as ET
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml")
+    doc = yaml.safe_load(hosts.read_text())
+    doc["hosts"].append({"name": "ghost", "address": "ghost.invalid"})
+    doc["checks"] = {"sysctl": {"min_somaxconn": 4096}}
+    hosts.write_text(yaml.safe_dump(doc, sort_keys=False))
+    out = tmp_path / "out"
+    cluster.sysctl("node1", "net.core.somaxconn", "128")
+    cluster.stop_sshd("node2")
+    try:
+        proc = preflight("run", "--hosts", hosts, "--connect-timeout", "3", "--skip", "net.reachability",
+                         "--report-dir", out, "--junit", out / "j.xml", "--prometheus", out / "p.prom",
+                         env={"COLUMNS": "100"})
+    finally:
+        cluster.start_sshd("node2")
+        cluster.sysctl("node1", "net.core.somaxconn", "65535")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    head = proc.stdout.split("\npass ")[0]  # the header, before the counts line
+    assert re.findall(r"\b(PASS|WARN|FAIL|ERROR|SUSPECT)\b", head) == ["FAIL"], proc.stdout
+    report = json.loads((out / "report.json").read_text())
+    assert (report["verdict"], report["exit_code"]) == ("fail", 1)
+    assert ("sysctl.somaxconn", "node1", "fail") in problems(report)
+    assert {connect_error(report, "node2"), connect_error(report, "ghost")} == {"refused", "resolve"}
+    assert report["drain"]["recommend_drain"] == ["node1"]
+    assert set(report["drain"]["unhealthy"]) == {"node1", "node2", "ghost"}
+    assert re.search(r'id="verdict"[^>]*>FAIL<', (out / "report.html").read_text())
+    suites = ET.parse(out / "j.xml").getroot().iter("testsuite")
+    assert {p.get("value") for s in suites for p in s.iter("property") if p.get("name") == "preflight.verdict"} \
+        == {"fail"}
+    metrics = {f.name: f.samples[0].value for f in text_string_to_metric_families((out / "p.prom").read_text())}
+    assert (metrics["preflight_verdict"], metrics["preflight_exit_code"]) == (3, 1)

@@ -78,9 +78,10 @@ def test_html_heatmap_marks_the_slow_pairs_red() -> None:
     assert all(f'fill="{html.SLOW}"' in part for part in re.findall(r'<rect [^>]*class="slow"[^>]*>', page))
     assert not any(html.SLOW in part for part in re.findall(r'<rect [^>]*class="ok"[^>]*>', page))
     assert page.index('id="matrix"') < page.index('id="heatmap"') < page.index('id="problems"')
-    # the matrix: worst row first (n4 has the error), every family coloured
-    first_row = re.search(r'<tr><td class="hosts">([^<]+)</td>', page)
-    assert first_row and first_row.group(1) == "n4"
+    # the matrix: worst rows first: the hosts with a fail (n1-n3: n3's pairs), then n4, whose error is only
+    # "could not tell"
+    rows = re.findall(r'<tr><td class="hosts">(n\d)</td>', page)
+    assert rows[-1] == "n4" and set(rows[:-1]) == {"n1", "n2", "n3"}
     assert "observed" in page and "remedy" in page and "&gt;= 65535" in page
 
 
@@ -149,15 +150,16 @@ def test_prometheus_exposition_parses_with_the_real_parser() -> None:
     families = {f.name: f for f in text_string_to_metric_families(text)}
     assert all(f.type == "gauge" for f in families.values())
     status = {(s.labels["check"], s.labels["host"]): s.value for s in families["preflight_check_status"].samples}
-    assert status[("sysctl.somaxconn", "n2")] == 2 and status[("os.shm", "n4")] == 3
+    assert status[("sysctl.somaxconn", "n2")] == 3 and status[("os.shm", "n4")] == 2  # fail 3, error 2
     assert status[("os.shm", "n1")] == 1 and status[("ssh.connect", "n1")] == 0
-    assert status[("versions.cann", "")] == -1 and status[("os.shm", odd)] == 2
+    assert status[("versions.cann", "")] == -1 and status[("os.shm", odd)] == 3
     assert len(status) == len({(f.check, f.host or "") for f in rep.findings})
     busbw = {(s.labels["host"], s.labels["peer"]): s.value for s in families["preflight_allreduce_busbw_gbps"].samples}
     assert busbw[("n1", "n2")] == 10.0 and busbw[("n1", "n3")] == 0.5 and busbw[("n3", "n1")] == 0.5
     reachable = {s.labels["host"]: s.value for s in families["preflight_host_reachable"].samples}
     assert reachable["n1"] == 1 and reachable[odd] == 0
-    assert families["preflight_verdict"].samples[0].value == 3  # error
+    assert families["preflight_verdict"].samples[0].value == 3  # fail (an error beside it does not outrank it)
+    assert families["preflight_exit_code"].samples[0].value == 1
     counts = {s.labels["status"]: s.value for s in families["preflight_findings"].samples}
     assert counts == {k: float(v) for k, v in rep.summary().items()}
     assert families["preflight_started_timestamp_seconds"].samples[0].value == 1795309200.0
@@ -168,7 +170,7 @@ def test_prometheus_exposition_parses_with_the_real_parser() -> None:
 
 def test_markdown_summary_keeps_tables_intact() -> None:
     text = markdown.render(sample())
-    assert text.startswith("## preflight: **ERROR**")
+    assert text.startswith("## preflight: **FAIL**")
     table = [line for line in text.splitlines() if line.startswith("| ") and "|---" not in line]
     problems = [line for line in table if line.split(" | ")[0] in ("| fail", "| error", "| warn")]
     assert len(problems) == 4  # sysctl n2, busbw n3, os.shm n4 (error), os.shm n1 (warn)
@@ -304,7 +306,7 @@ def test_report_command_rerenders_and_refuses_other_files(tmp_path: Path) -> Non
     assert (out / "r.html").read_text() == html.render(json_report.load(saved))
     ET.parse(out / "j.xml")
     assert list(text_string_to_metric_families((out / "p.prom").read_text()))
-    assert (out / "m.md").read_text().startswith("## preflight: **ERROR**")
+    assert (out / "m.md").read_text().startswith("## preflight: **FAIL**")
     term = preflight("report", str(saved))
     assert term.returncode == 1 and "hosts x checks" in term.stdout and "Problems (4)" in term.stdout
     (tmp_path / "other.json").write_text('{"schema": "something/2"}')

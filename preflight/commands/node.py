@@ -99,11 +99,11 @@ def verdict_line(report: Report, host: str) -> str:
     report = for_output(report)
     counts = report.summary()
     verdict = report.verdict()
-    word = "OK" if verdict not in (Status.FAIL, Status.ERROR) else verdict.value.upper()
+    word = "OK" if verdict.exit_code == exit_codes.OK else verdict.word
     line = (f"preflight node {host}: {word} in {report.duration_s:.2f} s ("
             + " ".join(f"{k} {v}" for k, v in counts.items()) + ")")
     problems = [f for f in report.findings if f.status in (Status.FAIL, Status.ERROR)]
-    problems.sort(key=lambda f: -f.status.rank)
+    problems.sort(key=lambda f: -f.status.rank)  # a fail first: the verdict's kind
     if problems:
         first = " ".join(problems[0].message.split())
         more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""

@@ -92,7 +92,7 @@ def render(report: Report, console: Console) -> None:
     verdict = report.verdict()
     head = Text(f"preflight diagnose: {len(report.hosts)} hosts, store at {summary.get('master_addr')}:"
                 f"{summary.get('master_port')} (master {summary.get('master')}) in {report.duration_s:.2f} s  ")
-    head.append(verdict.value.upper(), style=terminal.STYLE[verdict])
+    head.append(verdict.word, style=terminal.STYLE[verdict.status])
     if not report.complete:
         head.append("  (INCOMPLETE: interrupted)", style="bold yellow")
     console.print(head)

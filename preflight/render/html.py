@@ -61,7 +61,7 @@ def render(report: Report) -> str:
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
         "img-src data:\">",
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>preflight {_e(verdict.value.upper())}: {summary.hosts_text(len(report.hosts))}</title>",
+        f"<title>preflight {_e(verdict.word)}: {summary.hosts_text(len(report.hosts))}</title>",
         f"<style>{CSS}</style></head><body>",
         _summary(report), _matrix(report), _heatmap(report), _problems(report),
         f'<p class="muted">preflight {_e(report.tool_version)} &middot; started {_e(report.started)}</p>',
@@ -85,8 +85,8 @@ def _summary(report: Report) -> str:
     counts = "".join(f'<span><b style="color:{COLOUR[Status(k)]}">{_e(k)}</b> {v}</span>'
                      for k, v in report.summary().items())
     unreachable = [h.name for h in report.hosts if not h.reachable]
-    out = [f'<h1>preflight: <span class="verdict" id="verdict" style="background:{COLOUR[verdict]}">'
-           f"{_e(verdict.value.upper())}</span></h1>",
+    out = [f'<h1>preflight: <span class="verdict" id="verdict" style="background:{COLOUR[verdict.status]}">'
+           f"{_e(verdict.word)}</span></h1>",
            f"<p>{summary.hosts_text(len(report.hosts))} &middot; "
            f"checks: {_e(', '.join(report.checks) or '-')} &middot; "
            f"{report.duration_s:.2f} s</p>",

@@ -97,8 +97,8 @@ def from_dict(data: object) -> Report:
                             reachable=bool(h.get("reachable", False)), seconds=float(h.get("seconds") or 0.0),
                             error=h.get("error")) for h in data.get("hosts") or []]
         findings = [Finding.from_dict(f) for f in data.get("findings") or []]
-        known = {"schema", "tool_version", "started", "duration_s", "complete", "verdict", "checks", "hosts",
-                 "findings", "summary"}
+        known = {"schema", "tool_version", "started", "duration_s", "complete", "verdict", "exit_code", "checks",
+                 "hosts", "findings", "summary"}
         return Report(hosts=hosts, findings=findings, checks=[str(c) for c in data.get("checks") or []],
                       started=str(data.get("started") or ""), duration_s=float(data.get("duration_s") or 0.0),
                       complete=bool(data.get("complete", True)), tool_version=str(data.get("tool_version") or ""),

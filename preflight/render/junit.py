@@ -1,6 +1,8 @@
 """JUnit XML: one <testsuite> per check family, one <testcase> per check id and host (classname = check id,
 name = host), so CI systems show a preflight run like a test run. fail -> <failure>, error -> <error>,
-skip -> <skipped>; warnings pass with the warning text in <system-out>.
+skip -> <skipped>; warnings pass with the warning text in <system-out>. A case with a fail and an error is a
+<failure>, as the run's verdict ranks them (``preflight.model.Status``); every <testsuite> carries the run's
+verdict and exit code as properties.
 
 >>> from preflight.model import Finding, HostResult, Report, Status
 >>> r = Report([HostResult("n1", "n1", True)], [Finding("os.shm", "n1", Status.FAIL, "too small")], ["os"], "", 1.0)
@@ -42,9 +44,13 @@ def render(report: Report) -> str:
     for f in report.findings:
         cases[f.check.split(".", 1)[0]][(f.check, f.host or "(cluster)")].append(f)
     root = ET.Element("testsuites", name="preflight", time=f"{report.duration_s:.3f}")
+    verdict = report.verdict()
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for family in sorted(cases):
         suite = ET.SubElement(root, "testsuite", name=_x(family), timestamp=_x(report.started))
+        properties = ET.SubElement(suite, "properties")
+        ET.SubElement(properties, "property", name="preflight.verdict", value=verdict.value)
+        ET.SubElement(properties, "property", name="preflight.exit_code", value=str(verdict.exit_code))
         numbers = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         for (check, host), found in sorted(cases[family].items()):
             case = ET.SubElement(suite, "testcase", classname=_x(check), name=_x(host), time="0")

@@ -40,7 +40,7 @@ def render(report: Report) -> str:
     report = for_output(report)
     verdict = report.verdict()
     counts = ", ".join(f"{k} {v}" for k, v in report.summary().items())
-    lines = [f"## preflight: **{verdict.value.upper()}**{'' if report.complete else ' (incomplete: interrupted)'}",
+    lines = [f"## preflight: **{verdict.word}**{'' if report.complete else ' (incomplete: interrupted)'}",
              "",
              f"{summary.hosts_text(len(report.hosts))}, checks {cell(', '.join(report.checks) or '-')}, "
              f"{report.duration_s:.1f} s, started {cell(report.started or '-')}  ",

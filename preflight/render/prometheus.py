@@ -1,9 +1,11 @@
 """Prometheus text exposition for node_exporter's textfile collector.
 
-``preflight_check_status{check,host}``: 0 pass, 1 warn, 2 fail, 3 error, -1 skip (not applicable: alerts
-on ``> 0`` ignore it), the worst finding of that check on that host (host="" for cluster-wide findings);
+``preflight_check_status{check,host}``: 0 pass, 1 warn, 2 error (could not tell), 3 fail, -1 skip (not
+applicable: alerts on ``> 0`` ignore it), the worst finding of that check on that host (host="" for
+cluster-wide findings), ranked as the run's verdict ranks them: a fail outranks an error;
 ``preflight_allreduce_busbw_gbps`` / ``preflight_allreduce_algbw_gbps`` per measured device pair; the run's
-verdict, finding counts, host reachability, duration and start time.
+verdict (``preflight_verdict``: those numbers, 4 suspect) and its exit code, finding counts, host reachability,
+duration and start time.
 
 >>> from preflight.model import Finding, HostResult, Report, Status
 >>> r = Report([HostResult("n1", "n1", True)], [Finding("os.shm", "n1", Status.WARN, "small")], ["os"], "", 1.0)
@@ -15,10 +17,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from preflight.model import Report, Status
+from preflight.model import Report, Status, Verdict
 from preflight.redact import for_output
 
-VALUE = {Status.SKIP: -1, Status.PASS: 0, Status.WARN: 1, Status.FAIL: 2, Status.ERROR: 3}
+VALUE = {Status.SKIP: -1, Status.PASS: 0, Status.WARN: 1, Status.ERROR: 2, Status.FAIL: 3}
+VERDICT_VALUE = {**{Verdict(s.value): v for s, v in VALUE.items()}, Verdict.SUSPECT: 4}
 
 
 def _label(value: object) -> str:
@@ -50,7 +53,7 @@ def render(report: Report) -> str:
         worst[key] = Status.worst([f.status, worst.get(key, f.status)])
     lines: list[str] = []
     _metric(lines, "preflight_check_status",
-            "Worst result of a check on a host: 0 pass, 1 warn, 2 fail, 3 error, -1 skip.",
+            "Worst result of a check on a host: 0 pass, 1 warn, 2 error (could not tell), 3 fail, -1 skip.",
             [(_labels(check=c, host=h), VALUE[s]) for (c, h), s in sorted(worst.items())])
     busbw: dict[str, float] = {}
     algbw: dict[str, float] = {}
@@ -73,8 +76,11 @@ def render(report: Report) -> str:
             [(_labels(host=h.name), 1 if h.reachable else 0) for h in report.hosts])
     _metric(lines, "preflight_findings", "Findings of the run by status.",
             [(_labels(status=k), v) for k, v in report.summary().items()])
-    _metric(lines, "preflight_verdict", "Worst status of the run: 0 pass, 1 warn, 2 fail, 3 error, -1 skip.",
-            [("", VALUE[report.verdict()])])
+    verdict = report.verdict()
+    _metric(lines, "preflight_verdict", "The run's verdict: 0 pass, 1 warn, 2 error (could not tell), 3 fail, "
+            "4 suspect (--max-unhealthy passed), -1 skip.", [("", VERDICT_VALUE[verdict])])
+    _metric(lines, "preflight_exit_code", "The run's exit code (docs/exit-codes.md): 0 ok, 1 fail, 3 suspect, "
+            "4 could not tell.", [("", verdict.exit_code)])
     _metric(lines, "preflight_complete", "1 when the run was not interrupted.", [("", 1 if report.complete else 0)])
     _metric(lines, "preflight_duration_seconds", "Wall time of the run.", [("", report.duration_s)])
     try:

@@ -110,7 +110,7 @@ def render(report: Report, console: Console) -> None:
     head = Text()
     head.append(f"preflight {report.tool_version}: {hosts_text(len(report.hosts))}, {', '.join(report.checks)} "
                 f"in {report.duration_s:.2f} s  ")
-    head.append(verdict.value.upper(), style=STYLE[verdict])
+    head.append(verdict.word, style=STYLE[verdict.status])
     if not report.complete:
         head.append("  (INCOMPLETE: interrupted)", style="bold yellow")
     console.print(head)
