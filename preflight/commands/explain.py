@@ -6,6 +6,7 @@ Example: ``preflight explain rank0.log rank1.log --hosts hosts.yaml``
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -133,7 +134,8 @@ def _print(result: Explanation, json_out: bool, extra: dict[str, Any] | None = N
         data = redact_data({**result.to_dict(), **(extra or {})}, known_secrets())
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
-        sys.stdout.write(redact_text(render(result), known_secrets()))
+        secrets = known_secrets()
+        sys.stdout.write(redact_text(render(result, secrets), secrets))
 
 
 def _verify(result: Explanation, hosts: Path, checks: list[str], json_out: bool, report_dir: Path | None) -> int:
@@ -167,8 +169,9 @@ def _verify(result: Explanation, hosts: Path, checks: list[str], json_out: bool,
     return exit_codes.for_report(run.report)
 
 
-def render(result: Explanation) -> str:
-    """The terminal text: the root cause (file, line, rank, cause, fix, checks), then the other matches.
+def render(result: Explanation, secrets: Iterable[str] = ()) -> str:
+    """The terminal text: the root cause (file, line, rank, cause, fix, checks), then the other matches; log lines
+    are redacted (with the literal ``secrets``) before they are cut, so no secret is cut where a mask cannot see it.
 
     >>> from preflight.explain.matcher import explain_texts
     >>> print(render(explain_texts({"r0.log": "EJ0001: Failed to initialize the HCCP process."})))
@@ -183,14 +186,14 @@ def render(result: Explanation) -> str:
         out.append(f"unknown: no known failure signature in {len(result.files)} log(s)")
         if result.suspects:
             out.append("most suspicious lines:")
-            out.extend(f"  {s.file}:{s.line_number}: {_cut(s.line)}" for s in result.suspects)
+            out.extend(f"  {s.file}:{s.line_number}: {_cut(s.line, secrets)}" for s in result.suspects)
         else:
             out.append("no error, exception, timeout or refused connection found either")
         return "\n".join(out) + "\n"
     rank = f", rank {best.rank}" if best.rank is not None else ""
     out.append(f"root cause: {best.signature.category} ({best.signature.id})")
     out.append(f"  where:  {best.file}:{best.line_number}{rank}")
-    out.append(f"  line:   {_cut(best.line)}")
+    out.append(f"  line:   {_cut(best.line, secrets)}")
     out.append(f"  cause:  {best.explanation()}")
     out.append(f"  fix:    {best.signature.fix}")
     if best.signature.checks:
@@ -202,11 +205,19 @@ def render(result: Explanation) -> str:
         for m in others[:20]:
             kind = "" if m.signature.root_cause else " (symptom)"
             out.append(f"  {m.signature.category}{kind} {m.signature.id}  {m.file}:{m.line_number}  "
-                       f"{_cut(m.line, 90)}")
+                       f"{_cut(m.line, secrets, 90)}")
             for t in m.timeouts:
                 out.append(f"      timeout {t.describe()}")
     return "\n".join(out) + "\n"
 
 
-def _cut(text: str, width: int = 160) -> str:
+def _cut(text: str, secrets: Iterable[str], width: int = 160) -> str:
+    """``text`` redacted, then cut to ``width``.
+
+    >>> _cut("fetch https://bob:hunter2hunter2@data.example.com/x failed", (), 40)
+    'fetch https://***@data.example.com/x ...'
+    """
+    from preflight.redact import redact_text
+
+    text = redact_text(text, secrets)
     return text if len(text) <= width else text[:width - 3] + "..."
