@@ -255,7 +255,9 @@ LAUNCH_SECRETS = ("launchTokenSecret11", "wandbKeySecret22", "argApiKeySecret33"
 NODE_SECRET = "nodeOutputSecret55"  # printed by a node's probe
 PROCESS_SECRET = "processEnvSecret66"  # the caller's own environment (a prolog's HF_TOKEN, say)
 LOG_SECRET = "logLineSecret88"  # a failed run's log, given to explain
-ALL_SECRETS = (HOSTS_SECRET, *LAUNCH_SECRETS, NODE_SECRET, PROCESS_SECRET, LOG_SECRET)
+URL_SECRETS = ("hostsUrlPass99", "launchUrlPass77", "logUrlPass66")  # scheme://user:PASSWORD@host (issue 35)
+DB_PASS_SECRET = "dbPassSecret44"  # MY_DB_PASS on the launch line
+ALL_SECRETS = (HOSTS_SECRET, *LAUNCH_SECRETS, NODE_SECRET, PROCESS_SECRET, LOG_SECRET, *URL_SECRETS, DB_PASS_SECRET)
 
 
 def outputs_of(procs: dict[str, subprocess.CompletedProcess[str]], folder: Path) -> dict[str, str]:
@@ -273,7 +275,8 @@ def test_no_command_writes_a_secret(cluster: NetnsCluster, tmp_path: Path) -> No
     leaky.write_text(f"#!/bin/sh\necho \"boom: DB_PASSWORD={NODE_SECRET}\" >&2\nexit 1\n")
     leaky.chmod(0o755)
     hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml", nodes=cluster.nodes[:2],
-                                     extra_defaults={"env": {"HF_TOKEN": HOSTS_SECRET}})
+                                     extra_defaults={"env": {"HF_TOKEN": HOSTS_SECRET, "DATABASE_URL":
+                                                             f"postgres://ml:{URL_SECRETS[0]}@db:5432/runs"}})
     doc = yaml.safe_load(hosts.read_text())
     doc["hosts"][1]["python"] = str(leaky)
     hosts.write_text(yaml.safe_dump(doc))
@@ -282,10 +285,11 @@ def test_no_command_writes_a_secret(cluster: NetnsCluster, tmp_path: Path) -> No
     given.mkdir()
     log = given / "rank0.log"
     log.write_text("socketPollConnect: connect to 10.0.0.1<29500> returned Connection refused, exceeded error retry "
-                   f"count after 35 attempts [HF_TOKEN={LOG_SECRET}]\n")
-    launch = ["env", f"HF_TOKEN={LAUNCH_SECRETS[0]}", f"WANDB_API_KEY={LAUNCH_SECRETS[1]}", "torchrun",
-              "--nnodes=2", "--nproc-per-node=1", "--master-port=29531", "train.py",
-              f"--api-key={LAUNCH_SECRETS[2]}", "--hf-token", LAUNCH_SECRETS[3]]
+                   f"count after 35 attempts [HF_TOKEN={LOG_SECRET}] https://bob:{URL_SECRETS[2]}@data.example/x\n")
+    launch = ["env", f"HF_TOKEN={LAUNCH_SECRETS[0]}", f"WANDB_API_KEY={LAUNCH_SECRETS[1]}",
+              f"MY_DB_PASS={DB_PASS_SECRET}", "torchrun", "--nnodes=2", "--nproc-per-node=1", "--master-port=29531",
+              "train.py", f"--api-key={LAUNCH_SECRETS[2]}", "--hf-token", LAUNCH_SECRETS[3], "--data",
+              f"https://alice:{URL_SECRETS[1]}@data.example/shard"]
     run_dir, term_dir = out / "run", out / "term"
     procs = {
         "run --json": preflight("run", "--hosts", hosts, "--checks", "versions,net", "--json", "--report-dir",
@@ -324,6 +328,7 @@ def test_no_command_writes_a_secret(cluster: NetnsCluster, tmp_path: Path) -> No
     # The outputs were really written, with the secrets masked where they stood.
     diag = json.loads(procs["diagnose --json"].stdout)["diagnose"]["launch"]["argv"]
     assert "HF_TOKEN=***" in diag and "--api-key=***" in diag and diag[diag.index("--hf-token") + 1] == "***", diag
+    assert "MY_DB_PASS=***" in diag and diag[-1] == "https://***@data.example/shard", diag
     versions = next(f for f in json.loads(procs["run --json"].stdout)["findings"]
                     if f["check"] == "versions.python" and f["host"] == "node2")
     assert "DB_PASSWORD=***" in versions["message"]
