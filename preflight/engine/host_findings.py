@@ -39,8 +39,9 @@ def unreachable(host: Host, kind: str, message: str, seconds: float) -> Finding:
         "hostkey-changed": f"ssh-keygen -R {shlex.quote(name)} -f {known}  # only if the node was really reinstalled",
         "refused": "systemctl start sshd  (on the node)",
         "auth": f"ssh-copy-id -p {host.port} {host.user}@{host.address}",
-        "identity": f"ssh-keygen -t ed25519 -f {shlex.quote(key)} && ssh-copy-id -i {shlex.quote(key)}.pub -p "
-                    f"{host.port} {host.user}@{host.address}  # or fix identity_file in hosts.yaml",
+        # the same on every host that names this file: the problems fold into one block (node[1-16])
+        "identity": f"ssh-keygen -t ed25519 -f {shlex.quote(key)}  # once, then to every node: ssh-copy-id -i "
+                    f"{shlex.quote(key)}.pub -p {host.port} {host.user}@NODE; or fix identity_file in hosts.yaml",
     }.get(kind)
     return Finding("ssh.connect", host.name, Status.ERROR, f"ssh.connect: {message}", observed=kind,
                    expected="connected", remedy=remedy)

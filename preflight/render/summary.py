@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import replace
 
 from ClusterShell.NodeSet import NodeSet
@@ -49,6 +50,41 @@ def families(report: Report) -> list[str]:
     return [family for family in seen if family in present or family == "ssh"]
 
 
+def checks_text(checks: Sequence[str]) -> str:
+    """The checks of a run, named compactly for the header: the count, then the families (a family of one
+    check other than itself by that check's id).
+
+    >>> checks_text(["os", "os.files", "sysctl", "net.names"])
+    '4 checks (os, sysctl, net.names)'
+    >>> checks_text(["sysctl"])
+    '1 check (sysctl)'
+    """
+    by_family: dict[str, list[str]] = defaultdict(list)
+    for ident in checks:
+        by_family[ident.split(".", 1)[0]].append(ident)
+    names = [idents[0] if len(idents) == 1 else family for family, idents in by_family.items()]
+    return f"{len(checks)} check{'' if len(checks) == 1 else 's'} ({', '.join(names)})"
+
+
+def idle_families(report: Report) -> dict[str, bool]:
+    """Families (ssh aside) every finding of which is a skip: family -> whether it did not apply to the cluster
+    at all (only the cluster-wide skips a check off its accelerator gives, no host judged).
+
+    >>> skip = [Finding("gpu.xid", None, Status.SKIP, "not a gpu cluster"), Finding("os.shm", "n1", Status.SKIP, "m")]
+    >>> idle_families(Report([], skip + [Finding("os.files", "n1", Status.PASS, "m")], [], "", 0.0))
+    {'gpu': True}
+    """
+    skipped: dict[str, bool] = {}
+    busy: set[str] = {"ssh"}
+    for f in report.findings:
+        family = f.check.split(".", 1)[0]
+        if f.status is not Status.SKIP:
+            busy.add(family)
+        else:
+            skipped[family] = skipped.get(family, True) and f.host is None
+    return {family: applies for family, applies in skipped.items() if family not in busy}
+
+
 def busbw_pairs(report: Report) -> dict[frozenset[str], tuple[float, Status]]:
     """Inter-host device-0 all_reduce pairs of the report: {host, peer} -> (lowest busbw, worst status);
     a pair that fell below the baseline (``baseline.busbw``) counts as failing too.
@@ -72,7 +108,14 @@ def busbw_pairs(report: Report) -> dict[frozenset[str], tuple[float, Status]]:
 def problems(report: Report) -> list[tuple[Finding, list[str]]]:
     """Non-passing findings grouped by what they say, worst first: (example finding, hosts). Findings of one
     cause on several devices (the same text but for the device number and its addresses) are one problem
-    whose message names the devices (report.json keeps each finding)."""
+    whose message names the devices; so are those of one cause on several hosts whose remedies differ only in
+    each host's own name or address (report.json keeps each finding).
+
+    >>> def refused(n): return Finding("ssh.connect", n, Status.ERROR, "m", remedy=f"ssh-keyscan {n} >> k")
+    >>> [(f.remedy, hosts) for f, hosts in problems(Report([], [refused("n1"), refused("n2")], [], "", 0.0))]
+    [('ssh-keyscan n1 >> k', ['n1', 'n2'])]
+    """
+    addresses = {h.name: h.address for h in report.hosts}
     groups: dict[tuple[object, ...], list[Finding]] = defaultdict(list)
     for finding in report.findings:
         if finding.status in (Status.WARN, Status.FAIL, Status.ERROR):
@@ -83,9 +126,14 @@ def problems(report: Report) -> list[tuple[Finding, list[str]]]:
     for members in groups.values():
         first = members[0]
         cause: tuple[object, ...] = (id(members),)
+        hosts = {f.host for f in members}
         if all(f.device is not None for f in members):
             cause = (first.check, first.status, tuple(sorted({f.host or "" for f in members})),
                      *(_masked(t) for t in (first.message, first.observed, first.expected, first.remedy)))
+        elif len(hosts) == 1 and first.host is not None:
+            own = {first.host, addresses.get(first.host, first.host)}
+            cause = (first.check, first.status, "host",
+                     *(_unnamed(t, own) for t in (first.observed, first.expected, first.remedy)))
         folded[cause].append(members)
     found = []
     for parts in folded.values():
@@ -95,6 +143,9 @@ def problems(report: Report) -> list[tuple[Finding, list[str]]]:
         if len(parts) > 1 and len(devices) > 1:
             example = replace(example, message=f"{example.message} (the same on devices {int_ranges(devices)}; "
                                                f"shown for device {example.device})")
+        elif len(parts) > 1 and example.host is not None:
+            example = replace(example, message=f"{example.message} (shown for {example.host}: the other hosts' "
+                                               "differ only in their own name or address)")
         found.append((example, [f.host for f in members if f.host]))
     found.sort(key=lambda item: (-item[0].status.rank, item[0].check))
     return found
@@ -111,6 +162,18 @@ def _masked(text: str | None) -> str:
     'device # (IP): hccn_tool -i # -ping -g address IP'
     """
     return _ADDRESS.sub("IP", _DEVICE_NUMBER.sub(lambda m: f"{m[1]}{m[2]}#", text or ""))
+
+
+def _unnamed(text: str | None, names: set[str]) -> str:
+    """``text`` with a host's own names (its name, its address) masked.
+
+    >>> _unnamed("ssh-copy-id root@10.0.0.1 # not 10.0.0.12", {"n1", "10.0.0.1"})
+    'ssh-copy-id root@HOST # not 10.0.0.12'
+    """
+    text = text or ""
+    for name in sorted(names, key=len, reverse=True):
+        text = re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w-]|\.\w)", "HOST", text)
+    return text
 
 
 def int_ranges(numbers: list[int]) -> str:

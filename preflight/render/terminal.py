@@ -16,7 +16,17 @@ from rich.text import Text
 
 from preflight.model import Report, Status
 from preflight.redact import for_output
-from preflight.render.summary import MARK, STYLE, busbw_pairs, families, fold, hosts_text, problems
+from preflight.render.summary import (
+    MARK,
+    STYLE,
+    busbw_pairs,
+    checks_text,
+    families,
+    fold,
+    hosts_text,
+    idle_families,
+    problems,
+)
 
 __all__ = ["MARK", "STYLE", "busbw_pairs", "families", "fold", "hosts_text", "matrices", "matrix", "problems",
            "render"]
@@ -29,8 +39,10 @@ def matrix(report: Report) -> Table:
 
 def matrices(report: Report, width: int | None = None) -> list[Table]:
     """The hosts x check-families matrix, split into several tables (each with the hosts column) when all
-    families side by side would be wider than ``width``; identical rows folded, worst rows first."""
-    columns = families(report)
+    families side by side would be wider than ``width``; identical rows folded, worst rows first. Families
+    whose every finding is a skip (gpu and nccl on an npu cluster) are left out (``render`` names them)."""
+    idle = idle_families(report)
+    columns = [family for family in families(report) if family not in idle]
     cells: dict[str, dict[str, Status]] = defaultdict(dict)
     for finding in report.findings:
         if finding.host is None:
@@ -108,7 +120,7 @@ def render(report: Report, console: Console) -> None:
     verdict = report.verdict()
     counts = report.summary()
     head = Text()
-    head.append(f"preflight {report.tool_version}: {hosts_text(len(report.hosts))}, {', '.join(report.checks)} "
+    head.append(f"preflight {report.tool_version}: {hosts_text(len(report.hosts))}, {checks_text(report.checks)} "
                 f"in {report.duration_s:.2f} s  ")
     head.append(verdict.word, style=STYLE[verdict.status])
     if not report.complete:
@@ -120,6 +132,12 @@ def render(report: Report, console: Console) -> None:
         console.print(Text(f"accelerator {cluster.get('accelerator')}: {cluster['accelerator_reason']}", style="dim"))
     if "paramiko" in cluster.get("ssh_config", ""):  # the fallback that misses Include: say so
         console.print(Text(f"ssh config: {cluster['ssh_config']}", style="yellow"))
+    if idle := idle_families(report):
+        where = f" to this {cluster['accelerator']} cluster" if cluster.get("accelerator") else ""
+        why = {True: f"not applicable{where}", False: "skipped on every host"}
+        console.print(Text("left out of the table: " + ", ".join(
+            f"{', '.join(f for f, kind in idle.items() if kind is applies)} ({why[applies]})"
+            for applies in (True, False) if applies in idle.values()), style="dim"))
     console.print()
     for number, table in enumerate(matrices(report, console.width)):
         if number:
