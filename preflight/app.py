@@ -27,6 +27,7 @@ from preflight import drain
 from preflight.accelerator import CHOICES, Choice, detect_here
 from preflight.checks import all_checks, known_params
 from preflight.checks.base import Check, finding_ids
+from preflight.delivery import write_file
 from preflight.engine import Engine, RunOptions, settled_heap
 from preflight.inventory import Inventory, InventoryError, load_inventory, local_inventory
 from preflight.model import Report
@@ -222,11 +223,14 @@ def run_cluster(request: RunRequest, engine: Engine | None = None,
 
 
 @settled_heap()
-def save(report: Report, directory: Path | None, outputs: ReportOutputs | None = None) -> Path:
+def save(report: Report, directory: Path | None, outputs: ReportOutputs | None = None) -> Path | None:
     """Write report.json and report.html (in ``directory`` or a new ``reports/<UTC time>/``) and the extra
-    formats; every writer redacts. The path of report.json."""
-    path = json_report.write(report, directory or json_report.new_report_dir())
-    html_report.write(report, path.parent)  # always next to report.json
+    formats; every writer redacts. The path of report.json; None when it could not be written (one line on
+    stderr per output not written, never an exception: ``delivery.write_file``)."""
+    where = f"report.json in {directory}" if directory else "report.json"
+    path = write_file(where, lambda: json_report.write(report, directory or json_report.new_report_dir()))
+    if path:  # report.html always next to report.json; not a second line about the same directory
+        write_file(f"report.html in {path.parent}", lambda: html_report.write(report, path.parent))
     if outputs:
         outputs.write(report)
     return path

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from preflight import __version__, crash, exit_codes, recorder
+from preflight import __version__, crash, delivery, exit_codes, recorder
 from preflight import app as application
 from preflight.checks import all_checks
 from preflight.commands import register_all
@@ -137,7 +137,7 @@ def run_and_show(request: application.RunRequest, json_out: bool, report_dir: Pa
     bar, engine.on_host_done = console.progress([h.name for h in engine.inventory.hosts], enabled=not json_out)
     result = application.run_cluster(request, engine, gathering=bar)
     if record:
-        recorder.record(result.engine, record)
+        delivery.write_file(f"the fixtures in {record}", lambda: recorder.record(result.engine, record))
     path = application.save(result.report, report_dir, request.outputs)
     console.show(result.report, path, json_out)
     if not result.complete:
@@ -268,12 +268,14 @@ def main() -> None:
 
 def console_main() -> NoReturn:
     """The console entry point (``preflight``, ``python -m preflight``): ``main``, then an exit without the
-    interpreter's teardown (``process_exit``: ~30-40 ms a run)."""
+    interpreter's teardown (``process_exit``: ~30-40 ms a run). Output that cannot be delivered is
+    ``delivery``'s: one line on stderr, the verdict's code kept (an OK one is 4 when a report file is missing)."""
+    delivery.guard_streams()  # a closed or full stdout/stderr, a broken pipe: never a crash, never another code
     try:
         main()
     except SystemExit as done:  # how typer ends every command
-        exit_now(done.code)
-    exit_now(0)
+        exit_now(delivery.exit_code(done.code))
+    exit_now(delivery.exit_code(exit_codes.OK))
 
 
 if __name__ == "__main__":

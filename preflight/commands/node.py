@@ -270,21 +270,20 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(exit_codes.USAGE) from None
         with lock:
             timer.cancel()
+            from functools import partial
+            from pathlib import Path
+
+            from preflight.delivery import write_file
+            from preflight.render import json_report
+            from preflight.render.outputs import write_one
+
+            # Not written: one line on stderr, and an OK verdict exits 4 (delivery.exit_code), never 70.
             if report_dir:
-                from pathlib import Path
-
-                from preflight.render import json_report
-                json_report.write(report, Path(report_dir))
+                write_file(f"report.json in {report_dir}", partial(json_report.write, report, Path(report_dir)))
             if prometheus:
-                from pathlib import Path
-
-                from preflight.render.outputs import write_one
-                try:
-                    write_one("prometheus", report, Path(prometheus))
-                except OSError as exc:
-                    sys.stderr.write(f"preflight: cannot write {prometheus}: {exc.strerror or exc}\n")
+                write_file(f"the prometheus report {prometheus}",
+                           partial(write_one, "prometheus", report, Path(prometheus)))
             if json_out:
-                from preflight.render import json_report
                 sys.stdout.write(json_report.dumps(report))
             else:
                 sys.stdout.write(verdict_line(report, host) + "\n")

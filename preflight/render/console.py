@@ -72,8 +72,9 @@ def waiting_text(waiting: set[str]) -> str:
     return (still if len(still) <= 40 else still[:37] + "...") or "-"
 
 
-def show(report: Report, path: Path, json_out: bool) -> None:
-    """The JSON report on stdout, or the terminal report followed by where report.json is (both redacted)."""
+def show(report: Report, path: Path | None, json_out: bool) -> None:
+    """The JSON report on stdout, or the terminal report followed by where report.json is (both redacted;
+    ``path`` None: report.json could not be written, stderr said why)."""
     if json_out:
         sys.stdout.write(json_report.dumps(report))
         return
@@ -83,7 +84,7 @@ def show(report: Report, path: Path, json_out: bool) -> None:
 
     out = Console(markup=False, highlight=False)
     terminal.render(report, out)
-    out.print(f"\nreport: {path}", soft_wrap=True)  # a path to copy: never broken over lines
+    out.print(f"\nreport: {path or 'not written'}", soft_wrap=True)  # a path to copy: never broken over lines
 
 
 def interrupted_code(stopped_by: int | None) -> int:
@@ -95,12 +96,13 @@ def interrupted_code(stopped_by: int | None) -> int:
     return exit_codes.TERMINATED if stopped_by == signal.SIGTERM else exit_codes.INTERRUPTED
 
 
-def exit_interrupted(path: Path, code: int = exit_codes.INTERRUPTED) -> None:
-    """Say where the partial report is and leave at once (worker threads may still sit in a connect)."""
+def exit_interrupted(path: Path | None, code: int = exit_codes.INTERRUPTED) -> None:
+    """Say where the partial report is (``path`` None: not written) and leave at once (worker threads may still
+    sit in a connect)."""
     from rich.console import Console
 
-    Console(stderr=True, markup=False, highlight=False).print(
-        f"preflight: interrupted; partial report written to {path}, marked incomplete", style="yellow")
+    where = f"partial report written to {path}, marked incomplete" if path else "the partial report was not written"
+    Console(stderr=True, markup=False, highlight=False).print(f"preflight: interrupted; {where}", style="yellow")
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

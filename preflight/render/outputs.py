@@ -7,10 +7,11 @@ and the comparison with a baseline run, kept out of cli.py.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
+from preflight.delivery import write_file
 from preflight.model import Report
 
 
@@ -53,14 +54,11 @@ class ReportOutputs:
                                                            "threshold": self.baseline_threshold}})
 
     def write(self, report: Report) -> list[Path]:
-        """Write every requested output; a path that cannot be written is reported on stderr, not fatal."""
-        written = []
-        for kind, path in self.targets():
-            try:
-                written.append(write_one(kind, report, path))
-            except OSError as exc:
-                sys.stderr.write(f"preflight: cannot write the {kind} report {path}: {exc.strerror or exc}\n")
-        return written
+        """Write every requested output; the paths written. One that cannot be written is one line on stderr and
+        is remembered for the exit code (``delivery.write_file``), never an exception."""
+        done = [write_file(f"the {kind} report {path}", partial(write_one, kind, report, path))
+                for kind, path in self.targets()]
+        return [path for path in done if path]
 
 
 def render(kind: str, report: Report) -> str:
