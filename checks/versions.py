@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
+from preflight.interpreter import HOW_TO_NAME, named
 from preflight.inventory import ClusterSpec, Host
 from preflight.job_env import job_command, parse_setup
 from preflight.model import Finding, Status
@@ -74,6 +75,7 @@ class Component:
     remedy: str
 
 
+PYTHON_LEVEL = ("python", "torch", "torch_npu", "cuda", "nccl")  # read by the job's interpreter
 COMPONENTS = (
     Component("python", "Python", ("npu", "gpu", "cpu"), "install the same Python on every node"),
     Component("torch", "torch", ("npu", "gpu", "cpu"), "pip install torch==<version> in the training environment"),
@@ -179,13 +181,18 @@ class VersionsCheck(Check):
             findings.append(finding(
                 "versions.python", host, Status.ERROR,
                 f"versions.python: the interpreter could not run: {facts[host]['python_error']}",
-                remedy="set `python:` for this host in hosts.yaml to the training environment's interpreter"))
+                remedy=HOW_TO_NAME))
+        # Hosts whose interpreter nobody named (python3 on the login PATH): what it lacks is no evidence about
+        # the node (a prolog's bare environment never sees the job's venv). Host -> the interpreter tried.
+        guessed = {h.name: str(facts[h.name].get("executable") or h.python) for h in ctx.hosts
+                   if h.name in facts and not named(h)}
         for component in COMPONENTS:
-            python_level = component.key in ("python", "torch", "torch_npu", "cuda", "nccl")
+            python_level = component.key in PYTHON_LEVEL
             values = {h: _comparable(component.key, f.get(component.key)) for h, f in facts.items()
                       if not (python_level and h in broken)}
             shown = {h: facts[h].get(component.key) for h in values}
-            findings += _judge(component, values, shown, ctx, expect.get(component.key))
+            findings += _judge(component, values, shown, ctx, expect.get(component.key),
+                               guessed if python_level else {})
         if ctx.cluster.accelerator == "npu":
             findings += _judge_torch_npu(facts, broken)
         return findings + _judge_setup(facts)
@@ -244,8 +251,31 @@ def _comparable(key: str, value: str | None) -> str | None:
     return value
 
 
+def _missing(component: Component, host: str, expected: object, guess: str | None) -> Finding:
+    """A required or expected component no interpreter of the job has: a fail, unless the interpreter was a
+    guess (``guess``: the one tried), which says nothing about the node.
+
+    >>> _missing(COMPONENTS[3], "n1", None, "/usr/bin/python3").status.value
+    'skip'
+    >>> _missing(COMPONENTS[3], "n1", None, None).status.value
+    'fail'
+    """
+    check = f"versions.{component.key}"
+    wanted = str(expected) if expected else "installed"
+    if guess is not None:
+        return finding(check, host, Status.SKIP,
+                       f"{check}: {component.label} not found by {guess}, which nobody named as the job's "
+                       "interpreter (python3 on the login PATH): not judged", observed=f"missing in {guess}",
+                       expected=wanted, remedy=HOW_TO_NAME)
+    by = " by the job's interpreter" if component.key in PYTHON_LEVEL else ""
+    return finding(check, host, Status.FAIL, f"{check}: {component.label} not found on this host{by}",
+                   observed="missing", expected=wanted, remedy=component.remedy)
+
+
 def _judge(component: Component, values: Mapping[str, str | None], shown: Mapping[str, str | None],
-           ctx: EvalContext, expected: object) -> list[Finding]:
+           ctx: EvalContext, expected: object, guessed: Mapping[str, str]) -> list[Finding]:
+    """One component across the hosts: the configured expectation, else the majority. ``guessed``: the hosts
+    whose interpreter is a guess (python-level components), host -> the interpreter tried."""
     check = f"versions.{component.key}"
     if not values:
         return []
@@ -253,10 +283,7 @@ def _judge(component: Component, values: Mapping[str, str | None], shown: Mappin
     required = ctx.cluster.accelerator in component.required_on
     if not present:
         if expected is not None or required:
-            status = Status.WARN if component.key == "torch" else Status.FAIL
-            return [finding(check, h, status, f"{check}: {component.label} not found on this host",
-                            expected=str(expected) if expected else "installed", remedy=component.remedy)
-                    for h in sorted(values)]
+            return [_missing(component, h, expected, guessed.get(h)) for h in sorted(values)]
         return [finding(check, None, Status.SKIP, f"{check}: {component.label} is not installed on any host")]
     if expected is not None:
         target, reason = _comparable(component.key, str(expected)), "the configured expectation"
@@ -270,7 +297,9 @@ def _judge(component: Component, values: Mapping[str, str | None], shown: Mappin
     findings = []
     for host in sorted(values):
         value, full = values[host], shown[host]
-        if value == target:
+        if value is None and expected is not None and host in guessed:  # only a guess lacks it: not judged
+            findings.append(_missing(component, host, expected, guessed[host]))
+        elif value == target:
             findings.append(finding(check, host, Status.PASS, f"{check}: {component.label} {full}",
                                     observed=full, expected=str(target)))
         else:

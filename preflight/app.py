@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,7 +29,8 @@ from preflight.checks import all_checks, known_params
 from preflight.checks.base import Check, finding_ids
 from preflight.delivery import write_file
 from preflight.engine import Engine, RunOptions, settled_heap
-from preflight.inventory import Inventory, InventoryError, load_inventory, local_inventory
+from preflight.interpreter import with_interpreter
+from preflight.inventory import Host, Inventory, InventoryError, load_inventory, local_inventory
 from preflight.model import Report
 from preflight.render import html as html_report
 from preflight.render import json_report
@@ -38,6 +39,16 @@ from preflight.render.outputs import ReportOutputs
 
 class UsageError(Exception):
     """Bad input found before anything ran (exit_codes.USAGE); the message names what and where."""
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """The job's interpreter as the command line names it: ``--python``, ``--setup`` lines, and the
+    environment they fall back to (``PREFLIGHT_PYTHON`` / ``PREFLIGHT_SETUP``)."""
+
+    python: str | None = None
+    setup: Sequence[str] = ()
+    environ: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -130,16 +141,22 @@ def select_checks(selected: Sequence[str], skipped: Sequence[str], scope: str | 
     return Selection(chosen, only, dropped)
 
 
-def load_cluster(hosts: Path | None, rank_table: Path | None = None, accelerator: str = "auto") -> Inventory:
-    """hosts.yaml (None: this machine) with ``--accelerator`` and ``--rank-table`` folded in.
+def load_cluster(hosts: Path | None, rank_table: Path | None = None, accelerator: str = "auto",
+                 interpreter: Interpreter | None = None) -> Inventory:
+    """hosts.yaml (None: this machine) with ``--accelerator``, ``--rank-table`` and the job's interpreter folded in.
 
     ``accelerator``: npu | gpu | cpu overrides hosts.yaml; ``auto`` keeps hosts.yaml's, and on this machine
     (no hosts file) asks npu-smi / nvidia-smi (``preflight.accelerator``). The report says which and why.
+    ``interpreter``: ``--python`` / ``--setup`` and the environment they fall back to
+    (``preflight.interpreter``: flag over environment over hosts.yaml), for every host.
     """
     try:
         inventory = load_inventory(hosts, known_params()) if hosts else local_inventory()
     except InventoryError as exc:
         raise UsageError(str(exc)) from None
+    if interpreter is not None:
+        inventory = replace(inventory, hosts=[with_interpreter(h, interpreter.python, interpreter.setup,
+                                                               interpreter.environ) for h in inventory.hosts])
     if accelerator not in CHOICES:
         raise UsageError(f"--accelerator must be one of {', '.join(CHOICES)}, not {accelerator!r}")
     if accelerator != "auto":
@@ -162,6 +179,23 @@ def load_cluster(hosts: Path | None, rank_table: Path | None = None, accelerator
     return replace(inventory, params={**inventory.params, "hccn": hccn})
 
 
+def this_host(inventory: Inventory, name: str, hosts: Path) -> Host:
+    """This machine's entry in hosts.yaml (``node --hosts``): by name or address, else by short name.
+
+    >>> from preflight.inventory import ClusterSpec, Host
+    >>> this_host(Inventory([Host("gpu01.example", "10.0.0.1")], ClusterSpec()), "gpu01", Path("h.yaml")).address
+    '10.0.0.1'
+    """
+    for host in inventory.hosts:
+        if name in (host.name, host.address):
+            return host
+    short = name.split(".")[0]
+    for host in inventory.hosts:
+        if short == host.name.split(".")[0]:
+            return host
+    raise UsageError(f"{name!r} is not a host of {hosts} (give this node's name there with --name)")
+
+
 @dataclass(frozen=True)
 class RunRequest:
     """One ``preflight run``: where, what, how (everything but the rendering)."""
@@ -175,6 +209,7 @@ class RunRequest:
     transport: str = "auto"  # ssh | openssh | slurm | auto
     max_unhealthy: str | None = None
     outputs: ReportOutputs | None = None  # the baseline to compare with (its files are written by save)
+    interpreter: Interpreter | None = None  # --python / --setup (and PREFLIGHT_PYTHON / PREFLIGHT_SETUP)
 
 
 @dataclass(frozen=True)
@@ -189,7 +224,7 @@ def prepare(request: RunRequest) -> Engine:
     before anything runs."""
     from preflight.transport import slurm as slurm_transport
 
-    inventory = load_cluster(request.hosts, request.rank_table, request.accelerator)
+    inventory = load_cluster(request.hosts, request.rank_table, request.accelerator, request.interpreter)
     try:
         if request.max_unhealthy is not None:
             drain.parse_limit(request.max_unhealthy)

@@ -6,6 +6,7 @@ are ``preflight.exit_codes``'s.
 from __future__ import annotations
 
 import copy
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -17,6 +18,7 @@ import typer
 from preflight import __version__, crash, delivery, exit_codes, recorder
 from preflight import app as application
 from preflight.checks import all_checks
+from preflight.cli_options import PythonOption, SetupOption
 from preflight.commands import register_all
 from preflight.engine import RunOptions
 from preflight.model import Report, Status
@@ -96,6 +98,8 @@ def run(
                                            "slurm inside an allocation)")] = "auto",
     max_unhealthy: Annotated[str | None, typer.Option(help="N hosts or P%: past it, suspect the check, not the "
                                                       f"nodes: exit {exit_codes.SUSPECT}, recommend no drain")] = None,
+    python: PythonOption = None,
+    setup: SetupOption = None,
 ) -> None:
     """Check every host of the cluster (or this machine) and report."""
     try:
@@ -107,8 +111,8 @@ def run(
                          host_timeout=host_timeout, accept_new_host_keys=accept_new_host_keys, sudo=sudo)
     request = application.RunRequest(hosts=hosts, checks=split_items(checks), skip=split_items(skip),
                                      options=options, rank_table=rank_table, accelerator=accelerator,
-                                     transport=transport,
-                                     max_unhealthy=max_unhealthy, outputs=extras)
+                                     transport=transport, max_unhealthy=max_unhealthy, outputs=extras,
+                                     interpreter=application.Interpreter(python, setup or [], os.environ))
     report = run_and_show(request, json_out, report_dir, record)
     raise typer.Exit(exit_codes.for_report(report))
 

@@ -24,14 +24,14 @@ from pathlib import Path
 
 from preflight import drain, facts_file
 from preflight.accelerator import CHOICES
-from preflight.app import UsageError, load_cluster, select_checks
+from preflight.app import Interpreter, UsageError, load_cluster, select_checks, this_host
 from preflight.checks.base import ActiveCheck, Check, accelerator_skip
 from preflight.engine.evaluation import Judged, build_report, evaluate, parse_facts, selected
 from preflight.engine.gathering import Gatherer
 from preflight.engine.options import HostGather, RunOptions
 from preflight.engine.overlaps import Overlaps
 from preflight.engine.sessions import Sessions
-from preflight.inventory import ClusterSpec, Host, Inventory
+from preflight.inventory import ClusterSpec, Inventory
 from preflight.model import Finding, HostResult, Report, Status
 from preflight.render.outputs import ReportOutputs
 
@@ -54,16 +54,17 @@ class FactsRequest:
     devices_per_host: int | None = None
     master_port: int | None = None  # without hosts.yaml: the job's port (hosts.yaml's cluster.master_port else)
     timeout: float = 60.0
+    interpreter: Interpreter | None = None  # --python / --setup / PREFLIGHT_PYTHON / PREFLIGHT_SETUP
 
 
 def gather_here(request: FactsRequest) -> dict[str, object]:
     """Gather every probe ``run`` would send this host, here (no SSH), as a facts document; UsageError first."""
     from preflight.transport.local import LocalTransport
 
-    inventory = load_cluster(request.hosts, accelerator=request.accelerator)
+    inventory = load_cluster(request.hosts, accelerator=request.accelerator, interpreter=request.interpreter)
     name = request.name or os.environ.get("SLURMD_NODENAME") or os.uname().nodename
     if request.hosts is not None:
-        host = _find_host(inventory, name, request.hosts)
+        host = this_host(inventory, name, request.hosts)
     else:
         host = replace(inventory.hosts[0], name=name)
         cluster = replace(inventory.cluster, master=name, master_port=request.master_port or 29500)
@@ -81,17 +82,6 @@ def gather_here(request: FactsRequest) -> dict[str, object]:
     return facts_file.dump(selection.checks, host, inventory.cluster, gather.outputs,
                            started.isoformat(timespec="seconds"), gather.result.seconds,
                            (tuple(request.checks), tuple(request.skip)))
-
-
-def _find_host(inventory: Inventory, name: str, hosts: Path) -> Host:
-    for host in inventory.hosts:
-        if name in (host.name, host.address):
-            return host
-    short = name.split(".")[0]
-    for host in inventory.hosts:
-        if short == host.name.split(".")[0]:
-            return host
-    raise UsageError(f"{name!r} is not a host of {hosts} (give this node's name there with --name)")
 
 
 def write_atomic(text: str, target: str) -> None:
@@ -185,8 +175,11 @@ def judge_files(request: JudgeRequest) -> Report:
 
 def _inventory(request: JudgeRequest, loaded: Sequence[facts_file.NodeFacts]) -> Inventory:
     """hosts.yaml's inventory, or the files' hosts with the first file's cluster (``--accelerator`` over it)."""
-    if request.hosts is not None:
-        return load_cluster(request.hosts, accelerator=request.accelerator)
+    if request.hosts is not None:  # who named a node's interpreter: hosts.yaml, else what its file says
+        inventory = load_cluster(request.hosts, accelerator=request.accelerator)
+        named = {f.host.name: f.host.interpreter_from for f in loaded}
+        return replace(inventory, hosts=[replace(h, interpreter_from=h.interpreter_from or named.get(h.name, ""))
+                                         for h in inventory.hosts])
     hosts = list({f.host.name: f.host for f in loaded}.values())
     common = Counter(_spec(f.cluster) for f in loaded).most_common(1)[0][0]
     cluster = next(f.cluster for f in loaded if _spec(f.cluster) == common)  # the majority's, first of ties
@@ -207,6 +200,7 @@ def cluster_drift(cluster: ClusterSpec, loaded: Sequence[facts_file.NodeFacts]) 
     the master it resolved, are not what ``run`` would have sent).
 
     >>> from preflight.facts_file import NodeFacts
+    >>> from preflight.inventory import Host
     >>> one = NodeFacts("n2.json", Host("n2", "n2"), ClusterSpec(master="n2"), "", 0.1, ((), ()), {})
     >>> [f.message for f in cluster_drift(ClusterSpec(master="n1"), [one])]  # doctest: +ELLIPSIS
     ["facts.cluster: n2.json was gathered for master 'n2' (judged with 'n1'): ..."]

@@ -71,7 +71,8 @@ def dump(checks: Sequence[Check], host: Host, cluster: ClusterSpec, outputs: Map
         kept = {key: out for key, out in got.items() if key != RECEIVED}  # the node's own time: no reference
         entries[check.ident] = {"commands": {key: built[key] for key in kept if key in built},
                                 "outputs": {key: asdict(out) for key, out in kept.items()}}
-    context = {"host": {"name": host.name, "python": host.python, "env": dict(host.env)}, "cluster": asdict(cluster)}
+    context = {"host": {"name": host.name, "python": host.python, "env": dict(host.env),
+                        "interpreter_from": host.interpreter_from}, "cluster": asdict(cluster)}
     doc = {"format": FORMAT, "source": f"preflight {__version__} node --facts, host {host.name}",
            "gathered_at": gathered_at, "seconds": round(seconds, 3),
            "selection": {"checks": list(selection[0]), "skip": list(selection[1])},

@@ -50,6 +50,9 @@ class Host:
     env: Mapping[str, str] = field(default_factory=dict)
     # Shell lines run before every python-level probe and worker (preflight.job_env), e.g. sourcing set_env.sh.
     setup: tuple[str, ...] = ()
+    # Who named the job's interpreter (``python``/``setup``): "hosts.yaml", "--python", "PREFLIGHT_SETUP", ...;
+    # "" when nobody did and ``python3`` on the login PATH is a guess (versions then blames no node for it).
+    interpreter_from: str = ""
 
 
 @dataclass(frozen=True)
@@ -356,6 +359,7 @@ class _Reader:
             openssh_reason=reason,
             env=merged["env"],
             setup=tuple(merged.get("setup", ())),
+            interpreter_from="hosts.yaml" if "python" in merged or "setup" in merged else "",
         )
 
     def cluster(self, node: yaml.Node | None, hosts: list[Host]) -> ClusterSpec:

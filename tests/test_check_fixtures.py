@@ -93,7 +93,9 @@ def test_evaluate_fixture(path: Path) -> None:
     fixture = json.loads(path.read_text())
     check = _check(path)
     env = fixture.get("env", {})  # optional: host -> its env from hosts.yaml
-    hosts = [Host(name=n, address=n, env=env.get(n, {})) for n in fixture["facts_by_host"]]
+    named = fixture.get("interpreter_from", {})  # optional: host -> who named its interpreter (hosts.yaml, ...)
+    hosts = [Host(name=n, address=n, env=env.get(n, {}), interpreter_from=named.get(n, ""))
+             for n in fixture["facts_by_host"]]
     cluster = ClusterSpec(**{"master": hosts[0].name, **fixture.get("cluster", {})})
     ctx = EvalContext(cluster, hosts, {**check.params, **fixture.get("params", {})},
                       fixture.get("other_facts", {}))  # optional: other checks' facts, by check ident

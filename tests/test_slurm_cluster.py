@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import cluster_fixture
+from job_venv import venv_with_cuda_torch
 from netns_cluster import NetnsCluster
 from slurm_cluster import SlurmCluster, slurm_support_problem
 
@@ -47,6 +48,7 @@ def slurm(netns: NetnsCluster, tmp_path_factory: pytest.TempPathFactory) -> Iter
                        f"export PREFLIGHT={command}\n"
                        "export PREFLIGHT_NODE_ARGS='--checks sysctl'\n"
                        "export PREFLIGHT_NODE_SET='sysctl.min_somaxconn=4096 sysctl.min_tcp_max_syn_backlog=64'\n"
+                       f"[ -r {work / 'site.env'} ] && . {work / 'site.env'}  # a test's own settings\n"
                        f"exec {PROLOG}\n")
     wrapper.chmod(0o755)
     with SlurmCluster(netns, work / "etc", prolog=wrapper) as cluster:
@@ -198,3 +200,42 @@ def test_prolog_fails_the_job_and_drains_the_bad_node(slurm: SlurmCluster) -> No
     assert "Prolog" in proc.stderr
     assert "Reason=Prolog error" in reason, "Slurm drains the node itself: the prolog calls no scontrol"
     assert _srun(slurm, "node3").returncode == 0  # back in service with the sysctl fixed
+
+
+def test_prolog_on_a_gpu_node_whose_torch_is_in_a_venv(slurm: SlurmCluster) -> None:
+    """Issue 35: 8 healthy (simulated) GPUs, torch only in the job's venv, the prolog's bare PATH. Without a named
+    interpreter python3 lacks torch, which is no evidence about the node: no drain (main drained it: versions.cuda
+    failed). With PREFLIGHT_PYTHON naming the venv the versions pass, read from it."""
+    import gpu_sim
+
+    work = slurm.dir.parent
+    sim_bin = gpu_sim.install_into(work / "gpu-node", gpu_sim.healthy_state(8, hcas=0))
+    venv_python = venv_with_cuda_torch(work / "jobvenv")
+    reports = work / "prolog-reports"
+    site = work / "site.env"
+    # The system's python3 (/usr/bin: no torch), as on a node whose training stack lives in venvs. The simulator
+    # has no /proc/driver/nvidia/version (procfs takes no file of ours): versions.gpu_driver is left out.
+    settings = (f"export PATH={sim_bin}:/usr/sbin:/usr/bin:/sbin:/bin\n"
+                "export PREFLIGHT_NODE_ARGS='--checks versions,gpu --skip versions.gpu_driver --accelerator gpu "
+                f"--devices-per-host 8 --report-dir {reports}'\n"
+                "export PREFLIGHT_NODE_SET=\n")
+    seen: dict[str, dict[str, str]] = {}
+    try:
+        for named in (False, True):
+            site.write_text(settings + (f"export PREFLIGHT_PYTHON={venv_python}\n" if named else ""))
+            proc = _srun(slurm, "node2")
+            state = slurm.scontrol("show", "node", "node2")
+            assert proc.returncode == 0 and proc.stdout.strip() == "job ran", (named, proc.stderr, state)
+            assert "Reason=Prolog error" not in state
+            report = json.loads((reports / "report.json").read_text())
+            assert report["exit_code"] == 0, [f for f in report["findings"] if f["status"] in ("fail", "error")]
+            seen[str(named)] = {f["check"]: f["status"] for f in report["findings"] if f["host"] == "node2"}
+            if named:
+                cuda = next(f for f in report["findings"] if f["check"] == "versions.cuda")
+                assert cuda["observed"] == "13.0", cuda
+    finally:
+        site.unlink(missing_ok=True)
+        slurm.wait_idle()
+    assert (seen["False"]["versions.torch"], seen["False"]["versions.cuda"]) == ("skip", "skip")
+    assert (seen["True"]["versions.torch"], seen["True"]["versions.cuda"]) == ("pass", "pass")
+    assert seen["True"]["gpu.devices.count"] == "pass"

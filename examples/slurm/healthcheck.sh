@@ -6,6 +6,8 @@
 #
 # Drains this node with preflight's one-line verdict as the reason when a node check fails and
 # resumes it when a later run passes (only if preflight was the one that drained it).
+# Name the jobs' interpreter as for the prolog (PREFLIGHT_PYTHON / PREFLIGHT_SETUP, or --hosts in
+# PREFLIGHT_NODE_ARGS): a python3 without torch is otherwise a skip, never a drain.
 PREFLIGHT=${PREFLIGHT:-preflight}
 node=${SLURMD_NODENAME:-$(hostname -s)}
 # shellcheck disable=SC2086

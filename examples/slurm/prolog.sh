@@ -20,7 +20,14 @@
 #   PREFLIGHT_TIMEOUT   hard bound in seconds (default: 8; Slurm's PrologEpilogTimeout / MessageTimeout)
 #   PREFLIGHT_NODE_ARGS extra arguments, e.g. "--checks sysctl,os --accelerator gpu --devices-per-host 8"
 #   PREFLIGHT_NODE_SET  check parameters, e.g. "sysctl.min_somaxconn=4096"
+#   PREFLIGHT_PYTHON    the job's interpreter, e.g. /opt/venv/bin/python (a prolog's python3 is the system's;
+#                       without it a torch missing there is a skip, never a drain: docs/scheduler.md)
+#   PREFLIGHT_SETUP     shell lines that activate it, e.g. "source /opt/conda/bin/activate train"
+#   (or put them in hosts.yaml and add "--hosts /etc/preflight/hosts.yaml" to PREFLIGHT_NODE_ARGS)
 PREFLIGHT=${PREFLIGHT:-/usr/local/bin/preflight}
+# The job's interpreter (edit here, or set them in slurmd's environment); preflight reads them itself.
+export PREFLIGHT_PYTHON=${PREFLIGHT_PYTHON:-}   # e.g. /opt/venv/bin/python
+export PREFLIGHT_SETUP=${PREFLIGHT_SETUP:-}     # e.g. "source /opt/conda/bin/activate train"
 node=${SLURMD_NODENAME:-$(/bin/hostname)}
 log() {
   [ -x /usr/bin/logger ] && /usr/bin/logger -t preflight-prolog "$1"

@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from preflight import exit_codes
+from preflight.cli_options import PythonOption, SetupOption
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from preflight.app import Selection
+    from preflight.app import Interpreter, Selection
     from preflight.inventory import ClusterSpec
     from preflight.model import Report
 
@@ -135,41 +136,51 @@ def job_ranks(cluster: ClusterSpec, ranks: int | None, environ: Mapping[str, str
 
 
 def run_node(selected: list[str], skipped: list[str], settings: list[str], accelerator: str,
-             devices_per_host: int | None, master_port: int, timeout: float, ranks: int | None = None,
-             environ: Mapping[str, str] | None = None) -> Report:
+             devices_per_host: int | None, master_port: int | None, timeout: float, ranks: int | None = None,
+             environ: Mapping[str, str] | None = None, hosts: str | None = None, name: str | None = None,
+             interpreter: Interpreter | None = None, sudo: bool = False) -> Report:
     """Run the node checks on this machine through the local transport and return the report.
 
     ``accelerator`` auto asks npu-smi / nvidia-smi; ``devices_per_host`` None takes what they counted (1 on cpu).
     ``ranks``: the job's rank count (None: from Slurm's variables in ``environ``, default this process's).
+    ``hosts``: hosts.yaml, whose entry for this node (``name``, default Slurm's or the host name) gives the job's
+    interpreter, setup and env, and whose cluster section and ``checks:`` apply (``--set`` over them).
+    ``interpreter``: ``--python`` / ``--setup`` and the environment (over hosts.yaml's).
     """
     from dataclasses import replace
+    from pathlib import Path
 
-    from preflight.app import UsageError, load_cluster
+    from preflight.app import UsageError, load_cluster, this_host
     from preflight.checks import known_params
     from preflight.engine import Engine, RunOptions
     from preflight.transport.local import LocalTransport
 
+    environ = os.environ if environ is None else environ
     chosen = node_checks(selected, skipped)
     params = parse_settings(settings, known_params())
     try:
-        inventory = load_cluster(None, accelerator=accelerator)
+        inventory = load_cluster(Path(hosts) if hosts else None, accelerator=accelerator, interpreter=interpreter)
+        if hosts:
+            here = name or environ.get("SLURMD_NODENAME") or os.uname().nodename
+            inventory = replace(inventory, hosts=[this_host(inventory, here, Path(hosts))])
     except UsageError as exc:
         raise NodeUsageError(str(exc)) from None
-    cluster = replace(inventory.cluster, master_port=master_port)
+    cluster = inventory.cluster if master_port is None else replace(inventory.cluster, master_port=master_port)
     if devices_per_host is not None:
         cluster = replace(cluster, devices_per_host=devices_per_host)
-    cluster = job_ranks(cluster, ranks, os.environ if environ is None else environ)
-    inventory = replace(inventory, cluster=cluster, params=params)
+    cluster = job_ranks(cluster, ranks, environ)
+    merged = {family: {**inventory.params.get(family, {}), **values} for family, values in params.items()}
+    inventory = replace(inventory, cluster=cluster, params={**inventory.params, **merged})
     budget = max(1.0, timeout - 0.5)  # leave time to judge and print before the hard bound
     options = RunOptions(parallel=1, host_timeout=budget, command_timeout=budget, only=chosen.only,
-                         drop=chosen.dropped)
+                         drop=chosen.dropped, sudo=sudo)
     engine = Engine(inventory, chosen.checks, options, transport_factory=lambda host: LocalTransport())
     return engine.run()
 
 
 def write_facts(target: str, hosts: str | None, name: str | None, checks: list[str] | None,
                 skip: list[str] | None, accelerator: str, devices_per_host: int | None, timeout: float,
-                master_port: int = 29500) -> None:
+                master_port: int | None = None, interpreter: Interpreter | None = None) -> None:
     """``node --facts``: gather as ``run`` would, write the facts file (atomic) or print it; exit 0, 2 or 4."""
     from pathlib import Path
 
@@ -189,7 +200,7 @@ def write_facts(target: str, hosts: str | None, name: str | None, checks: list[s
                            checks=[i.strip() for v in checks or [] for i in v.split(",") if i.strip()],
                            skip=[i.strip() for v in skip or [] for i in v.split(",") if i.strip()],
                            accelerator=accelerator, devices_per_host=devices_per_host, master_port=master_port,
-                           timeout=max(1.0, timeout - 0.5))
+                           timeout=max(1.0, timeout - 0.5), interpreter=interpreter)
     try:
         doc = gather_here(request)
         write_atomic(to_text(doc), target)
@@ -219,7 +230,8 @@ def register(app: typer.Typer) -> None:
                                ] = "auto",
         devices_per_host: Annotated[int | None, typer.Option(help="devices this node should have (default: what "
                                                              "npu-smi / nvidia-smi count)", min=0)] = None,
-        master_port: Annotated[int, typer.Option(help="the job's master port", min=1, max=65535)] = 29500,
+        master_port: Annotated[int | None, typer.Option(help="the job's master port (default: hosts.yaml's, "
+                                                        "else 29500)", min=1, max=65535)] = None,
         ranks: Annotated[int | None, typer.Option(help="the job's rank count (world size), for the listen-queue "
                                                   "thresholds (default: from Slurm's SLURM_JOB_NUM_NODES / "
                                                   "SLURM_NTASKS; without them only the floor applies)", min=1)
@@ -233,18 +245,26 @@ def register(app: typer.Typer) -> None:
         facts: Annotated[str | None, typer.Option(help="gather what `run` would (all checks, not only the node "
                                                   "ones) and write the raw outputs here ('-': stdout) for "
                                                   "`preflight judge`; no verdict, exit 0 once written")] = None,
-        hosts: Annotated[str | None, typer.Option("--hosts", "-H", help="with --facts: hosts.yaml, for the "
-                                                  "cluster section and this node's entry")] = None,
-        name: Annotated[str | None, typer.Option(envvar="PREFLIGHT_NODE_NAME", help="with --facts: this node's "
-                                                 "name in hosts.yaml and the report (default: the host name)")
-                        ] = None,
+        hosts: Annotated[str | None, typer.Option("--hosts", "-H", help="hosts.yaml: this node's entry (the job's "
+                                                  "python:, setup:, env:), the cluster section and checks:")] = None,
+        name: Annotated[str | None, typer.Option(envvar="PREFLIGHT_NODE_NAME", help="with --hosts: this node's "
+                                                 "name in hosts.yaml (default: $SLURMD_NODENAME, else the host "
+                                                 "name)")] = None,
+        python: PythonOption = None,
+        setup: SetupOption = None,
+        sudo: Annotated[bool, typer.Option("--sudo", help="run the probes that need root (firewall rules) under "
+                                           "`sudo -n`; never asks for a password")] = False,
     ) -> None:
         """Check this machine alone (no SSH): one-line verdict; exit 0 ok, 1 fail, 4 could not tell, 2 usage.
 
         Example: preflight node --timeout 8 --set sysctl.min_somaxconn=4096
         """
+        from preflight.app import Interpreter
+
+        interpreter = Interpreter(python, setup or [], os.environ)
         if facts is not None:
-            write_facts(facts, hosts, name, checks, skip, accelerator, devices_per_host, timeout, master_port)
+            write_facts(facts, hosts, name, checks, skip, accelerator, devices_per_host, timeout, master_port,
+                        interpreter)
         start = time.monotonic()
         host = os.environ.get("SLURMD_NODENAME") or os.uname().nodename  # Slurm's name for it, in a prolog
         lock = threading.Lock()
@@ -263,7 +283,8 @@ def register(app: typer.Typer) -> None:
         items = os.environ.get(ENV_SET, "").split() + list(settings or [])
         try:
             report = run_node(split, skipped, items, accelerator, devices_per_host, master_port,
-                              timeout - (time.monotonic() - start), ranks)
+                              timeout - (time.monotonic() - start), ranks, hosts=hosts, name=name,
+                              interpreter=interpreter, sudo=sudo)
         except NodeUsageError as exc:
             timer.cancel()
             sys.stderr.write(f"preflight: {exc}\n")

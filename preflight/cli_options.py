@@ -1,0 +1,15 @@
+"""Command-line options that several commands share, declared once (``run`` and ``node`` name the job's
+interpreter the same way: ``preflight.interpreter``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+PythonOption = Annotated[str | None, typer.Option(
+    "--python", help="the job's interpreter for the python-level probes, e.g. /opt/venv/bin/python (else "
+    "$PREFLIGHT_PYTHON, else hosts.yaml's python:, else python3 on the login PATH, a guess no node is blamed for)")]
+SetupOption = Annotated[list[str] | None, typer.Option(
+    "--setup", help="a shell line run before them, e.g. 'source /opt/conda/bin/activate train' (repeatable; "
+    "else $PREFLIGHT_SETUP, one line per line, else hosts.yaml's setup:)")]
