@@ -3,7 +3,8 @@
 What is installed and active is read with ``iptables -S`` / ``ip6tables -S`` (and ``iptables-legacy -S``
 when legacy tables are loaded next to nf_tables ones), ``nft -a list ruleset``, ``ufw status verbose``
 and ``firewall-cmd --state`` / ``--list-all``. A tool that is missing is a fact, not an error;
-listing rules needs root (CAP_NET_ADMIN), and a host whose rules could not be read is an ``error``.
+listing rules needs root (CAP_NET_ADMIN): rules unreadable for want of it are a ``skip`` saying how to read
+them (root, ``--sudo``), since nothing is known to be wrong; unreadable for another reason, an ``error``.
 
 The rules are then *evaluated*, not grepped: for a new TCP connection (a SYN, conntrack state NEW,
 no packet mark) from every other host of the cluster, on every path between them (the peer's
@@ -103,6 +104,9 @@ _FIREWALLD = _PATH + _missing("firewall-cmd") + (
 _PORT_RANGE = "cat /proc/sys/net/ipv4/ip_local_port_range"  # numeric sysctl: not read_line
 
 _MISSING_OUTPUT = ProbeOutput("", "not run", None)
+# Rules unreadable for want of root: how to read them (preflight run or node, locally or over SSH).
+READ_AS_ROOT = ("run as root, or add --sudo (probes under `sudo -n`: a NOPASSWD sudoers rule for iptables/nft); "
+                "over SSH: user: root in hosts.yaml, or --sudo")
 
 
 class FirewallCheck(Check):
@@ -234,11 +238,14 @@ class FirewallCheck(Check):
         if unreadable:
             denied = any(isinstance(host_facts.get(k), Mapping) and host_facts[k].get("permission_denied")
                          for k in ("iptables", "ip6tables", "nft", "iptables_legacy", "ip6tables_legacy"))
+            if denied:  # not root: nothing is known about the rules, and nothing is wrong with the node for it
+                return finding(check, name, Status.SKIP,
+                               f"{check}: not judged: listing the firewall rules needs root (CAP_NET_ADMIN): "
+                               f"{'; '.join(unreadable)}", observed="; ".join(unreadable), expected="rules readable",
+                               remedy=READ_AS_ROOT)
             return finding(check, name, Status.ERROR,
-                           f"{check}: could not read the firewall rules: {'; '.join(unreadable)}"
-                           + (": listing them needs root (CAP_NET_ADMIN)" if denied else ""),
-                           observed="; ".join(unreadable), expected="rules readable",
-                           remedy="connect as root (user: root in hosts.yaml)" if denied else None)
+                           f"{check}: could not read the firewall rules: {'; '.join(unreadable)}",
+                           observed="; ".join(unreadable), expected="rules readable")
         others = input_filters(rulesets)
         extra = ""
         if others:
