@@ -169,8 +169,10 @@ class ReachabilityCheck(DerivedCheck, ActiveCheck):
             for host, outs in outcome.foreground.items():
                 for entry in parse_results(outs.get("connect", ProbeOutput("")).stdout):
                     results[(host, str(entry.get("target")), _int(entry.get("port"), -1))] = str(entry.get("result"))
-        if not outcomes:
-            return findings + [finding(check, None, Status.SKIP, f"{check}: nothing to test (fewer than 2 hosts)")]
+        if not outcomes or not any(plan.values()):  # e.g. the only reachable host is the master
+            few = "fewer than 2 hosts" + ("" if len(usable) == len(ctx.hosts) else
+                                          f": {len(usable)} of {len(ctx.hosts)} reachable with a working python")
+            return findings + [finding(check, None, Status.SKIP, f"{check}: nothing to test ({few})")]
         problem_hosts: set[str] = set()
         tested: dict[str, int] = defaultdict(int)
         for target, sources in plan.items():

@@ -117,6 +117,21 @@ def test_judge_host_without_python_is_an_error() -> None:
     assert [(f.host, f.status) for f in findings if f.status == Status.ERROR] == [("n2", Status.ERROR)]
 
 
+def test_judge_a_lone_reachable_master_is_a_skip_that_says_why_not_silence() -> None:
+    """The overlap's listener ran on the master, but every other host was unreachable: one skip that counts
+    them (there used to be no net.reachability finding at all)."""
+    ctx = context(3)
+    facts: dict[str, Facts] = {"n1": {}}  # n2 and n3 unreachable: no facts
+    listened = outcome({"n1": [{"port": 29500, "expected": 2, "bound": True, "peers": []}]}, {})
+    for outcomes in ([listened], []):
+        assert CHECK.steps(facts, ctx, done=outcomes) == []
+        (skip,) = CHECK.judge(facts, outcomes, ctx)
+        assert (skip.host, skip.status) == (None, Status.SKIP)
+        assert skip.message.endswith("nothing to test (fewer than 2 hosts: 1 of 3 reachable with a working python)")
+    (alone,) = CHECK.judge({"n1": {}}, [], context(1))
+    assert alone.message.endswith("nothing to test (fewer than 2 hosts)")
+
+
 @pytest.mark.parametrize("text", ["", "garbage\n", '{"results": 5}', '{"listeners": [1, "x"]}\n\xff', "[]"])
 def test_parsers_never_raise(text: str) -> None:
     assert isinstance(parse_results(text), list) and isinstance(parse_listeners(text), list)
