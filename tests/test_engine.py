@@ -24,7 +24,7 @@ from preflight.checks.base import ActiveCheck, Check, EvalContext, Facts, Overla
 from preflight.engine import Engine, RunOptions, settled_heap
 from preflight.inventory import ClusterSpec, Host, Inventory
 from preflight.model import Finding, Status
-from preflight.transport.base import Execution, OutputWatcher, TransportError
+from preflight.transport.base import Execution, OutputWatcher, Transport, TransportError
 from preflight.transport.local import LocalTransport
 
 
@@ -329,3 +329,50 @@ def test_only_keeps_the_asked_findings_and_the_ssh_ones(only: tuple[str, ...]) -
 
     report = engine_for([NameCheck(), Other()], {"a": Behaviour()}, only=only).run()  # type: ignore[arg-type]
     assert {f.check for f in report.findings} == {"ssh.connect", "name.echo"}
+
+
+class DeadClientsTest(PortTest):
+    """Serves on ``a``: says ready, then never ends by itself, and its cleanup misses it (as a ``pkill`` pattern
+    that does not match the interpreter a wrapper such as a pyenv shim started); no steps."""
+
+    def overlap(self, ctx: EvalContext, window: float) -> Overlap | None:
+        clients = {h.name: [Probe("connect", "echo connect-tried")] for h in ctx.hosts if h.name != "a"}
+        return Overlap("a", [Probe("serve", "echo READY; sleep 30.456", timeout=40)], "READY", clients,
+                       [Probe("stop", "echo missed")])
+
+    def steps(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome] = ()) -> list[Step]:
+        return []
+
+
+def test_a_server_whose_clients_are_all_unreachable_is_not_waited_for_and_nothing_outlives_the_run() -> None:
+    """``a`` runs here (the real LocalTransport, as a ``localhost`` host does; it hands stdout over only at the
+    end, so "ready" is never seen while the server runs); ``b`` and ``c`` refuse. Before: the engine waited the
+    overlap's ready_timeout (10 s) for clients that could never connect, then left the server running for its
+    whole window after the report (the process then waited for it at exit: 70 s with the defaults)."""
+    transports: dict[str, Transport] = {"a": LocalTransport(), "b": FakeTransport(Behaviour(refuse=True)),
+                                        "c": FakeTransport(Behaviour(refuse=True))}
+    engine = Engine(inventory("a", "b", "c"), [DeadClientsTest()], RunOptions(),
+                    transport_factory=lambda host: transports[host.name])
+    try:
+        start = time.monotonic()
+        report = engine.run()
+        assert time.monotonic() - start < 5.0, "the server was waited for though no client could connect"
+        assert engine.outcomes["port"] == [], "no outcome from an overlap nobody connected to"
+        (overlap,) = engine.overlaps.found
+        assert overlap.server_run is not None and overlap.server_run.done(), "the server's thread outlived the run"
+        left = subprocess.run(["pgrep", "-f", "sleep 30[.]456"], capture_output=True, check=False)
+        assert left.returncode == 1, f"the server's process outlived the run: {left.stdout!r}"
+        assert {h.name: h.reachable for h in report.hosts} == {"a": True, "b": False, "c": False}
+    finally:
+        subprocess.run(["pkill", "-f", "sleep 30[.]456"], check=False)
+
+
+def test_a_client_sends_no_probe_for_a_server_already_known_unreachable() -> None:
+    """With ``a`` (the server) refused before ``b``'s gather is built (one host at a time here), ``b``'s script
+    holds no connect that would retry for a listener that never starts (10 s in net.reachability)."""
+    hosts = {"a": Behaviour(refuse=True), "b": Behaviour()}
+    engine = engine_for([DeadClientsTest()], hosts, parallel=1)
+    engine.run()
+    (gather,) = hosts["b"].scripts
+    assert "connect-tried" not in gather[1]
+    assert engine.outcomes["port"] == []

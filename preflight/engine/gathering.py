@@ -66,9 +66,11 @@ class Gatherer:
             self.overlaps.keep(host.name, clients, outputs)
         except TransportError as exc:
             self.sessions.settle(host, transport, keep=False)
+            self.overlaps.lost(host.name)
             return _unreachable(host, start, exc.kind, exc.message)
         except Exception as exc:  # a transport bug or a dropped connection must not end the run
             self.sessions.settle(host, transport, keep=False)
+            self.overlaps.lost(host.name)
             return _unreachable(host, start, "ssh", f"{type(exc).__name__}: {exc}")
         except BaseException:
             self.sessions.settle(host, transport, keep=False)

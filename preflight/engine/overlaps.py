@@ -68,11 +68,22 @@ class Overlaps:
         self.servers = {o.plan.server for o in self.found}
         self._pool: ThreadPoolExecutor | None = None  # runs the server probes
         self._lock = threading.Lock()
+        self._lost: set[str] = set()  # hosts whose gather already failed (unreachable)
+
+    def lost(self, host: str) -> None:
+        """``host`` turned out unreachable: no client probe sent from now on waits for a server on it."""
+        with self._lock:
+            self._lost.add(host)
 
     def client_probes(self, host: str) -> list[tuple[Overlapping, Probe]]:
-        """The probes ``host`` runs as a client, at the end of its gather script (never waits)."""
+        """The probes ``host`` runs as a client, at the end of its gather script (never waits). None for an
+        overlap whose server is already known unreachable: its connect would retry for a listener that never
+        starts (``steps`` plans nothing towards such a host either)."""
+        with self._lock:
+            lost = set(self._lost)
         return [(overlap, Probe(f"{overlap.check.ident}/{OVERLAP}/{p.key}", p.command, p.timeout))
-                for overlap in self.found for p in overlap.plan.clients.get(host, ())]
+                for overlap in self.found if overlap.plan.server not in lost
+                for p in overlap.plan.clients.get(host, ())]
 
     def first_checks(self, host: str) -> frozenset[str]:
         """The checks whose probes run first on ``host`` because it serves an overlap after them."""
@@ -121,14 +132,18 @@ class Overlaps:
     def finish(self) -> dict[str, StepOutcome]:
         """Stop the servers still running (after a short grace): check ident -> the overlap's outcome.
 
-        An overlap whose server never said ready gives no outcome (its steps test everything again)."""
+        An overlap whose server never said ready gives no outcome (its steps test everything again); nor does
+        one none of whose clients ran its probes (every client unreachable or timed out): its server is not
+        waited for, only stopped."""
         outcomes = {}
         for overlap in self.found:
             run, watch = overlap.server_run, overlap.watch
             if run is None or watch is None:
                 continue
-            watch.event.wait(overlap.plan.ready_timeout)
-            if not watch.seen:  # stop it (it may still wait for a go file its gather never made), and tidy up
+            connected = _any_client_ran(overlap)
+            if connected:
+                watch.event.wait(overlap.plan.ready_timeout)
+            if not watch.seen or not connected:  # stop it (it may wait for a go file never made), and tidy up
                 leftovers = [] if run.done() else list(overlap.plan.cleanup)
                 if overlap.go is not None:
                     leftovers.append(Probe("go", "rm -f " + shlex.quote(overlap.go), 5.0))
@@ -142,8 +157,20 @@ class Overlaps:
         return outcomes
 
     def close(self) -> None:
+        """Let the server runs end (call once their sessions are closed, which ends them), bounded by
+        ``CLOSE_WAIT``: no server thread outlives the run."""
         if self._pool is not None:
+            wait([o.server_run for o in self.found if o.server_run is not None], timeout=CLOSE_WAIT)
             self._pool.shutdown(wait=False)
+            self._pool = None
+
+
+CLOSE_WAIT = 5.0  # seconds close() gives server runs to end once their sessions are closed
+
+
+def _any_client_ran(overlap: Overlapping) -> bool:
+    """Whether any client's probes ran (a host unreachable or timed out before them never connects)."""
+    return any(out.exit_status is not None for outs in overlap.clients.values() for out in outs.values())
 
 
 GO_KEY = "overlap.go/create"  # the gather probe that releases the server probes (its output is not kept)

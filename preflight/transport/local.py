@@ -5,13 +5,24 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 
 from preflight.transport.base import Execution, OutputWatcher
 
 
 class LocalTransport:
-    """``sh -s`` in a new process group, killed as a group when the deadline passes."""
+    """``sh -s`` in a new process group, killed as a group when the deadline passes or the transport is
+    closed (as closing an SSH session ends its scripts: nothing a run started here outlives it).
+
+    >>> transport = LocalTransport()
+    >>> transport.run_script("echo hi", 5.0).stdout
+    b'hi\\n'
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: set[subprocess.Popen[bytes]] = set()
 
     def connect(self) -> None:
         return None
@@ -25,6 +36,8 @@ class LocalTransport:
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
+        with self._lock:
+            self._running.add(proc)
         try:
             out, err = proc.communicate(script.encode(), timeout=timeout)
             if on_stdout is not None:
@@ -38,9 +51,16 @@ class LocalTransport:
             _kill_group(proc.pid)
             proc.wait()
             raise
+        finally:
+            with self._lock:
+                self._running.discard(proc)
 
     def close(self) -> None:
-        return None
+        """Kill the process group of every script still running (their ``run_script`` calls then return)."""
+        with self._lock:
+            running = list(self._running)
+        for proc in running:
+            _kill_group(proc.pid)
 
 
 def _kill_group(pid: int) -> None:
