@@ -154,3 +154,24 @@ def test_nothing_open_at_all_still_gives_the_verdict(verdict: dict[str, int], tm
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     assert done.returncode == verdict["run"]
     assert (tmp_path / "r" / "report.json").is_file()
+
+
+def test_diagnose_with_an_unwritable_report_dir_keeps_its_verdict(tmp_path: Path) -> None:
+    """`diagnose --report-dir /proc/nope` crashed with 70; now one line, and its verdict (the hosts are a closed
+    port: could not tell, 4) stands."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    hosts = tmp_path / "hosts.yaml"
+    hosts.write_text(f"defaults:\n  known_hosts: {tmp_path / 'known_hosts'}\n  port: {port}\n"
+                     "hosts:\n  - {name: n1, address: 127.0.0.1}\n")
+    (tmp_path / "known_hosts").write_text("")
+    launch = ("--", "torchrun", "--nnodes=1", "--nproc-per-node=1", "train.py")
+    fine = preflight("diagnose", "--hosts", hosts, "--timeout", "3", "--report-dir", tmp_path / "r", *launch)
+    done = preflight("diagnose", "--hosts", hosts, "--timeout", "3", "--report-dir", "/proc/nope", *launch)
+    assert fine.returncode in (exit_codes.PROBLEMS, exit_codes.COULD_NOT_TELL), fine.stderr
+    assert done.returncode == missing_file(fine.returncode), done.stderr
+    one_line(done.stderr, "cannot write report.json in /proc/nope")
+    assert "report: not written" in done.stdout

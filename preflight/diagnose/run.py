@@ -26,6 +26,7 @@ from preflight.checks.firewall import FirewallCheck
 from preflight.checks.net import NetCheck
 from preflight.checks.npu import NpuCheck
 from preflight.checks.ports import PortsCheck
+from preflight.delivery import write_file
 from preflight.diagnose.check import DiagnoseCheck, Plan, make_plan
 from preflight.diagnose.launch import DEEPSPEED_HOSTFILE, ENV_VARS, Launch, parse_hostfile, parse_launch
 from preflight.engine import Engine, RunOptions
@@ -149,14 +150,16 @@ def _matrix(report: Report) -> Table:
     return table
 
 
-def write_and_print(report: Report, directory: Path, json_out: bool) -> Path:
-    path = json_report.write(report, directory)
+def write_and_print(report: Report, directory: Path, json_out: bool) -> Path | None:
+    """report.json in ``directory`` (a directory that cannot be written: one line on stderr, ``delivery``'s exit
+    rule, None), then the report on stdout."""
+    path = write_file(f"report.json in {directory}", lambda: json_report.write(report, directory))
     if json_out:
         sys.stdout.write(json_report.dumps(report))
     else:
         console = Console(markup=False, highlight=False)
         render(report, console)
-        console.print(f"\nreport: {path}")
+        console.print(f"\nreport: {path or 'not written'}", soft_wrap=True)
     return path
 
 
