@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,23 @@ def preflight(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | 
     """``python -m preflight ARGS`` with its output captured (``env`` is added to this environment)."""
     return subprocess.run([sys.executable, "-m", "preflight", *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, cwd=cwd, check=False, env={**os.environ, **(env or {})})
+
+
+def closed_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (a host whose sshd is down refuses it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def refusing_hosts(folder: Path, *addresses: str) -> Path:
+    """hosts.yaml in ``folder`` with hosts n1, n2, ... at ``addresses`` (default 127.0.0.1), all on a closed port
+    (unreachable at once: connection refused), and an empty known_hosts."""
+    (folder / "known_hosts").write_text("")
+    path = folder / "hosts.yaml"
+    entries = "".join(f"  - {{name: n{i}, address: {a}}}\n" for i, a in enumerate(addresses or ["127.0.0.1"], 1))
+    path.write_text(f"defaults:\n  known_hosts: {folder / 'known_hosts'}\n  port: {closed_port()}\nhosts:\n{entries}")
+    return path
 
 
 def interruptible() -> None:

@@ -10,19 +10,12 @@ exited ~70 s after it started (the listener ran out its window, and the exit wai
 from __future__ import annotations
 
 import json
-import socket
 import sys
 import time
 from pathlib import Path
 
 import yaml
-from cli_runner import preflight
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from cli_runner import closed_port, preflight
 
 
 def test_a_run_with_dead_hosts_ends_with_its_report_and_does_not_wait_for_them(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_runner import interruptible
+from cli_runner import closed_port, interruptible
 
 from preflight import __version__, cli, exit_codes
 from preflight import app as application
@@ -29,12 +29,6 @@ PF = [sys.executable, "-m", "preflight"]
 def preflight(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*PF, *args], capture_output=True, text=True, timeout=timeout, check=False,
                           env={**os.environ, **(env or {})})
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def hosts_file(tmp_path: Path, port: int) -> Path:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from cli_runner import refusing_hosts
 
 from preflight import exit_codes
 
@@ -159,15 +160,7 @@ def test_nothing_open_at_all_still_gives_the_verdict(verdict: dict[str, int], tm
 def test_diagnose_with_an_unwritable_report_dir_keeps_its_verdict(tmp_path: Path) -> None:
     """`diagnose --report-dir /proc/nope` crashed with 70; now one line, and its verdict (the hosts are a closed
     port: could not tell, 4) stands."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    hosts = tmp_path / "hosts.yaml"
-    hosts.write_text(f"defaults:\n  known_hosts: {tmp_path / 'known_hosts'}\n  port: {port}\n"
-                     "hosts:\n  - {name: n1, address: 127.0.0.1}\n")
-    (tmp_path / "known_hosts").write_text("")
+    hosts = refusing_hosts(tmp_path)
     launch = ("--", "torchrun", "--nnodes=1", "--nproc-per-node=1", "train.py")
     fine = preflight("diagnose", "--hosts", hosts, "--timeout", "3", "--report-dir", tmp_path / "r", *launch)
     done = preflight("diagnose", "--hosts", hosts, "--timeout", "3", "--report-dir", "/proc/nope", *launch)

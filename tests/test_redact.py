@@ -8,10 +8,9 @@ cluster; these tests need no cluster: explain reads a log, diagnose meets a clos
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
-from cli_runner import preflight
+from cli_runner import preflight, refusing_hosts
 
 from preflight.model import Finding, Report, Status
 from preflight.redact import MASK, for_output, is_secret_name, redact_data, redact_text, secret_values
@@ -122,13 +121,7 @@ def test_explain_masks_url_credentials_in_both_outputs(tmp_path: Path) -> None:
 
 
 def test_diagnose_masks_url_credentials_in_report_json_and_the_terminal(tmp_path: Path) -> None:
-    with socket.socket() as s:  # a closed port: the hosts are unreachable, the launch is judged all the same
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    hosts = tmp_path / "hosts.yaml"
-    hosts.write_text(f"defaults:\n  known_hosts: {tmp_path / 'known_hosts'}\n  port: {port}\n"
-                     "hosts:\n  - {name: n1, address: 127.0.0.1}\n  - {name: n2, address: 127.0.0.2}\n")
-    (tmp_path / "known_hosts").write_text("")
+    hosts = refusing_hosts(tmp_path, "127.0.0.1", "127.0.0.2")  # unreachable: the launch is judged all the same
     launch = ["env", "DATABASE_URL=postgres://mlflow:dbPassw0rd9@db.internal:5432/runs", "MY_DB_PASS=plainPass77",
               "torchrun", "--nnodes=3", "--nproc-per-node=1", "train.py", "--data",
               "https://alice:urlSecret55@data.example.com/shard"]  # nnodes=3 on 2 hosts: a corrected launch
