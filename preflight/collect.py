@@ -18,6 +18,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,6 +32,7 @@ from preflight.engine.gathering import Gatherer
 from preflight.engine.options import HostGather, RunOptions
 from preflight.engine.overlaps import Overlaps
 from preflight.engine.sessions import Sessions
+from preflight.facts_current import DEFAULT_MAX_AGE, parse_age, set_aside
 from preflight.inventory import ClusterSpec, Inventory
 from preflight.model import Finding, HostResult, Report, Status
 from preflight.render.outputs import ReportOutputs
@@ -55,6 +57,7 @@ class FactsRequest:
     master_port: int | None = None  # without hosts.yaml: the job's port (hosts.yaml's cluster.master_port else)
     timeout: float = 60.0
     interpreter: Interpreter | None = None  # --python / --setup / PREFLIGHT_PYTHON / PREFLIGHT_SETUP
+    run_id: str | None = None  # written into the file: `judge` takes only the files of its run
 
 
 def gather_here(request: FactsRequest) -> dict[str, object]:
@@ -81,7 +84,7 @@ def gather_here(request: FactsRequest) -> dict[str, object]:
         raise RuntimeError(" ".join(f.message for f in gather.findings) or "the gather failed")
     return facts_file.dump(selection.checks, host, inventory.cluster, gather.outputs,
                            started.isoformat(timespec="seconds"), gather.result.seconds,
-                           (tuple(request.checks), tuple(request.skip)))
+                           (tuple(request.checks), tuple(request.skip)), request.run_id or None)
 
 
 def write_atomic(text: str, target: str) -> None:
@@ -110,6 +113,8 @@ class JudgeRequest:
     max_unhealthy: str | None = None
     outputs: ReportOutputs | None = None
     problems: list[str] = field(default_factory=list)  # filled in: every unreadable file, for stderr
+    run_id: str | None = None  # judge only files of this run (default: the run most files carry)
+    max_age: str = DEFAULT_MAX_AGE  # files gathered longer ago are set aside ("0": no bound)
 
 
 def facts_paths(paths: Sequence[Path]) -> list[Path]:
@@ -137,6 +142,7 @@ def judge_files(request: JudgeRequest) -> Report:
     try:
         if request.max_unhealthy is not None:
             drain.parse_limit(request.max_unhealthy)
+        max_age_s = parse_age(request.max_age)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     loaded: list[facts_file.NodeFacts] = []
@@ -151,11 +157,13 @@ def judge_files(request: JudgeRequest) -> Report:
     if not loaded and request.hosts is None:
         raise UsageError("no facts file could be read" + (f": {'; '.join(request.problems)}"
                                                           if request.problems else " (none given)"))
-    inventory = _inventory(request, loaded)
+    inventory = _inventory(request, loaded)  # every file's host, a file set aside below included
+    loaded, stale = set_aside(loaded, request.run_id, max_age_s, datetime.now(timezone.utc))
+    problems += stale
     chosen = (request.checks, request.skip) if request.checks or request.skip or not loaded \
         else loaded[0].selection
     selection = select_checks(*chosen)
-    gathered, more = _gathered(inventory, loaded, selection.checks)
+    gathered, more = _gathered(inventory, loaded, selection.checks, {f.host for f in stale if f.host})
     names = {h.name for h in inventory.hosts}
     problems += more + cluster_drift(inventory.cluster, [f for f in loaded if f.host.name in names])
     passive = [c for c in selection.checks if not isinstance(c, ActiveCheck)]
@@ -220,9 +228,10 @@ def cluster_drift(cluster: ClusterSpec, loaded: Sequence[facts_file.NodeFacts]) 
     return found
 
 
-def _gathered(inventory: Inventory, loaded: Sequence[facts_file.NodeFacts], checks: Sequence[Check]
-              ) -> tuple[dict[str, HostGather], list[Finding]]:
-    """Host name -> what its file holds, as the engine's gather would have given it, plus what is amiss."""
+def _gathered(inventory: Inventory, loaded: Sequence[facts_file.NodeFacts], checks: Sequence[Check],
+              set_aside: AbstractSet[str] = frozenset()) -> tuple[dict[str, HostGather], list[Finding]]:
+    """Host name -> what its file holds, as the engine's gather would have given it, plus what is amiss
+    (``set_aside``: hosts whose file was not current, already said: not "missing" again)."""
     problems: list[Finding] = []
     by_host: dict[str, facts_file.NodeFacts] = {}
     names = {h.name for h in inventory.hosts}
@@ -240,6 +249,10 @@ def _gathered(inventory: Inventory, loaded: Sequence[facts_file.NodeFacts], chec
     gathered: dict[str, HostGather] = {}
     for host in inventory.hosts:
         found = by_host.get(host.name)
+        if found is None and host.name in set_aside:
+            gathered[host.name] = HostGather(host, HostResult(host.name, host.address, False, 0.0,
+                                                              error="its facts file is not of this run"))
+            continue
         if found is None:
             problems.append(Finding(FILE_ID, host.name, Status.ERROR, f"{FILE_ID}: no facts file of {host.name} "
                                     "among those given", observed="missing", expected="a facts file",

@@ -6,6 +6,7 @@ It is the recorded format (``preflight.fixture_format``) for every check of one 
     {"format": "preflight.facts/1",
      "source": "preflight 0.9.0 node --facts, host node1",
      "gathered_at": "2026-11-24T15:40:00+00:00", "seconds": 0.42,
+     "run_id": "train-4711",                       # --run-id / PREFLIGHT_RUN_ID, or null
      "selection": {"checks": [], "skip": []},      # --checks / --skip as given to `node`
      "context": {"host": {"name", "python", "env"}, "cluster": {...}},
      "checks": {"sysctl": {"commands": {key: command}, "outputs": {key: {"stdout", "stderr", "exit_status"}}}}}
@@ -57,10 +58,12 @@ class NodeFacts:
     seconds: float
     selection: tuple[tuple[str, ...], tuple[str, ...]]  # (--checks, --skip) given to `node`
     outputs: dict[str, dict[str, ProbeOutput]]  # check ident -> probe key -> output
+    run_id: str | None = None  # the run it was gathered for (`node --facts --run-id`), None when not given
 
 
 def dump(checks: Sequence[Check], host: Host, cluster: ClusterSpec, outputs: Mapping[str, Mapping[str, ProbeOutput]],
-         gathered_at: str, seconds: float, selection: tuple[Sequence[str], Sequence[str]]) -> dict[str, Any]:
+         gathered_at: str, seconds: float, selection: tuple[Sequence[str], Sequence[str]],
+         run_id: str | None = None) -> dict[str, Any]:
     """The facts document of one gather (secrets masked)."""
     entries: dict[str, Any] = {}
     for check in checks:
@@ -74,7 +77,7 @@ def dump(checks: Sequence[Check], host: Host, cluster: ClusterSpec, outputs: Map
     context = {"host": {"name": host.name, "python": host.python, "env": dict(host.env),
                         "interpreter_from": host.interpreter_from}, "cluster": asdict(cluster)}
     doc = {"format": FORMAT, "source": f"preflight {__version__} node --facts, host {host.name}",
-           "gathered_at": gathered_at, "seconds": round(seconds, 3),
+           "gathered_at": gathered_at, "seconds": round(seconds, 3), "run_id": run_id,
            "selection": {"checks": list(selection[0]), "skip": list(selection[1])},
            "context": context, "checks": entries}
     return dict(redact_data(doc, known_secrets([host.env])))
@@ -124,8 +127,10 @@ def from_text(text: str, name: str) -> NodeFacts:
     chosen = tuple(str(s) for s in selection.get("checks", ()) or ())
     skipped = tuple(str(s) for s in selection.get("skip", ()) or ())
     seconds = doc.get("seconds")
+    run_id = doc.get("run_id")
     return NodeFacts(name, host, cluster, str(doc.get("gathered_at") or ""),
-                     float(seconds) if isinstance(seconds, (int, float)) else 0.0, (chosen, skipped), outputs)
+                     float(seconds) if isinstance(seconds, (int, float)) else 0.0, (chosen, skipped), outputs,
+                     str(run_id) if run_id not in (None, "") else None)
 
 
 def _output(raw: object, where: str) -> ProbeOutput:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +37,12 @@ def outputs_of(fixture: dict[str, Any]) -> dict[str, ProbeOutput]:
 
 
 def write_facts(folder: Path, name: str, sysctl: dict[str, ProbeOutput], versions: dict[str, ProbeOutput],
-                master: str = "n1") -> Path:
+                master: str = "n1", gathered: datetime | None = None, run_id: str | None = None) -> Path:
+    """``name``'s facts file in ``folder``, gathered now (or at ``gathered``) for ``run_id``."""
     host, cluster = Host(name, name), ClusterSpec(master=master)
+    when = (gathered or datetime.now(timezone.utc)).isoformat(timespec="seconds")
     doc = dump([VersionsCheck(), SysctlCheck()], host, cluster, {"versions": versions, "sysctl": sysctl},
-               "2026-11-24T15:00:00+00:00", 0.5, (("sysctl",), ()))
+               when, 0.5, (("sysctl",), ()), run_id)
     path = folder / f"{name}.json"
     path.write_text(to_text(doc))
     return path
@@ -155,3 +158,64 @@ def test_node_facts_here_respects_skip_and_judge_says_what_it_did_not_run(tmp_pa
     assert "not run (they need `preflight run`'s controller): net.reachability, os.clock" in proc.stdout
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     assert not any(f["check"].startswith("firewall") for f in report["findings"])
+
+
+# Facts tied to one run (issue 36): a file of another run, or older than --max-age, is an error, never judged.
+
+def _recorded_outputs() -> tuple[dict[str, ProbeOutput], dict[str, ProbeOutput]]:
+    return outputs_of(recorded("sysctl", "recorded_debian12")), outputs_of(recorded("versions", "recorded_cpu_node"))
+
+
+def _facts_findings(report: Any) -> dict[str | None, tuple[str, str]]:
+    return {f.host: (f.status.value, f.message) for f in report.findings if f.check == "facts.file"}
+
+
+def test_a_leftover_file_from_long_ago_is_an_error_not_judged(tmp_path: Path) -> None:
+    """main judged a file dated 2025-01-01 as current (facts.file pass)."""
+    sysctl, versions = _recorded_outputs()
+    write_facts(tmp_path, "n1", sysctl, versions)
+    write_facts(tmp_path, "n2", sysctl, versions, gathered=datetime(2025, 1, 1, tzinfo=timezone.utc))
+    report = judge_files(JudgeRequest(paths=[tmp_path]))
+    found = _facts_findings(report)
+    assert found["n1"][0] == "pass"
+    assert found["n2"][0] == "error" and "longer ago than --max-age 1 h" in found["n2"][1], found
+    assert not [f for f in report.findings if f.host == "n2" and f.check.startswith("sysctl.")], "n2 not judged"
+    assert [h.reachable for h in report.hosts if h.name == "n2"] == [False]
+    assert report.exit_code() == 4
+    assert _facts_findings(judge_files(JudgeRequest(paths=[tmp_path], max_age="0")))["n2"][0] == "pass"
+    an_hour_ago = datetime.now(timezone.utc) - timedelta(minutes=50)
+    write_facts(tmp_path, "n2", sysctl, versions, gathered=an_hour_ago)
+    assert _facts_findings(judge_files(JudgeRequest(paths=[tmp_path])))["n2"][0] == "pass"
+
+
+def test_files_of_another_run_are_set_aside(tmp_path: Path) -> None:
+    sysctl, versions = _recorded_outputs()
+    for name, run in (("n1", "job-7"), ("n2", "job-7"), ("n3", "job-6"), ("n4", None)):
+        write_facts(tmp_path, name, sysctl, versions, run_id=run)
+    found = _facts_findings(judge_files(JudgeRequest(paths=[tmp_path])))  # the run most files carry: job-7
+    assert {h: s for h, (s, _) in found.items()} == {"n1": "pass", "n2": "pass", "n3": "error", "n4": "error"}
+    assert "is of run 'job-6', not of run 'job-7' (most of the files)" in found["n3"][1]
+    assert "is of no run id" in found["n4"][1]
+    found = _facts_findings(judge_files(JudgeRequest(paths=[tmp_path], run_id="job-6")))
+    assert {h: s for h, (s, _) in found.items()} == {"n1": "error", "n2": "error", "n3": "pass", "n4": "error"}
+    assert "(--run-id / PREFLIGHT_RUN_ID)" in found["n1"][1]
+
+
+def test_cli_run_id_from_the_environment_and_a_bad_max_age(tmp_path: Path) -> None:
+    sysctl, versions = _recorded_outputs()
+    write_facts(tmp_path, "n1", sysctl, versions, run_id="a")
+    write_facts(tmp_path, "n2", sysctl, versions, run_id="b")
+    done = preflight("judge", tmp_path, "--json", "--report-dir", tmp_path / "r", env={"PREFLIGHT_RUN_ID": "b"})
+    assert done.returncode == 4, done.stderr
+    found = {f["host"]: f["status"] for f in json.loads(done.stdout)["findings"] if f["check"] == "facts.file"}
+    assert found == {"n1": "error", "n2": "pass"}
+    bad = preflight("judge", tmp_path, "--max-age", "soon")
+    assert bad.returncode == 2 and "--max-age 'soon'" in bad.stderr
+
+
+def test_node_facts_writes_the_run_id(tmp_path: Path) -> None:
+    done = preflight("node", "--facts", tmp_path / "here.json", "--checks", "sysctl", env={"PREFLIGHT_RUN_ID": "r9"})
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "here.json").read_text())["run_id"] == "r9"
+    done = preflight("node", "--facts", tmp_path / "flag.json", "--checks", "sysctl", "--run-id", "r10")
+    assert json.loads((tmp_path / "flag.json").read_text())["run_id"] == "r10"

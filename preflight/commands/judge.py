@@ -18,6 +18,7 @@ from typing import Annotated
 import typer
 
 from preflight import exit_codes
+from preflight.facts_current import DEFAULT_MAX_AGE
 
 
 def register(app: typer.Typer) -> None:
@@ -42,6 +43,11 @@ def register(app: typer.Typer) -> None:
         junit: Annotated[Path | None, typer.Option(help="also write a JUnit XML report here")] = None,
         prometheus: Annotated[Path | None, typer.Option(help="also write a Prometheus textfile here")] = None,
         markdown: Annotated[Path | None, typer.Option(help="also write a Markdown summary here")] = None,
+        run_id: Annotated[str | None, typer.Option(envvar="PREFLIGHT_RUN_ID", help="judge only the files of this "
+                                                   "run (`node --facts --run-id`); default: the run most files "
+                                                   "carry; another run's file is an error, not judged")] = None,
+        max_age: Annotated[str, typer.Option(help="a file gathered longer ago is an error, not judged (seconds, "
+                                             "or 30m, 2h, 1d; 0: no bound)")] = DEFAULT_MAX_AGE,
     ) -> None:
         """Judge facts files of many nodes together, as `run` would (active checks and os.clock: not run).
 
@@ -57,7 +63,8 @@ def register(app: typer.Typer) -> None:
 
         request = JudgeRequest(paths=paths, hosts=hosts, checks=split(checks), skip=split(skip),
                                accelerator=accelerator, max_unhealthy=max_unhealthy,
-                               outputs=ReportOutputs.build(junit=junit, prometheus=prometheus, markdown=markdown))
+                               outputs=ReportOutputs.build(junit=junit, prometheus=prometheus, markdown=markdown),
+                               run_id=run_id, max_age=max_age)
         try:
             report = judge_files(request)
         except application.UsageError as exc:

@@ -180,7 +180,8 @@ def run_node(selected: list[str], skipped: list[str], settings: list[str], accel
 
 def write_facts(target: str, hosts: str | None, name: str | None, checks: list[str] | None,
                 skip: list[str] | None, accelerator: str, devices_per_host: int | None, timeout: float,
-                master_port: int | None = None, interpreter: Interpreter | None = None) -> None:
+                master_port: int | None = None, interpreter: Interpreter | None = None,
+                run_id: str | None = None) -> None:
     """``node --facts``: gather as ``run`` would, write the facts file (atomic) or print it; exit 0, 2 or 4."""
     from pathlib import Path
 
@@ -200,7 +201,7 @@ def write_facts(target: str, hosts: str | None, name: str | None, checks: list[s
                            checks=[i.strip() for v in checks or [] for i in v.split(",") if i.strip()],
                            skip=[i.strip() for v in skip or [] for i in v.split(",") if i.strip()],
                            accelerator=accelerator, devices_per_host=devices_per_host, master_port=master_port,
-                           timeout=max(1.0, timeout - 0.5), interpreter=interpreter)
+                           timeout=max(1.0, timeout - 0.5), interpreter=interpreter, run_id=run_id)
     try:
         doc = gather_here(request)
         write_atomic(to_text(doc), target)
@@ -254,6 +255,9 @@ def register(app: typer.Typer) -> None:
         setup: SetupOption = None,
         sudo: Annotated[bool, typer.Option("--sudo", help="run the probes that need root (firewall rules) under "
                                            "`sudo -n`; never asks for a password")] = False,
+        run_id: Annotated[str | None, typer.Option(envvar="PREFLIGHT_RUN_ID", help="with --facts: the run these "
+                                                   "facts are for, written into the file (`judge --run-id` takes "
+                                                   "only that run's files)")] = None,
     ) -> None:
         """Check this machine alone (no SSH): one-line verdict; exit 0 ok, 1 fail, 4 could not tell, 2 usage.
 
@@ -264,7 +268,7 @@ def register(app: typer.Typer) -> None:
         interpreter = Interpreter(python, setup or [], os.environ)
         if facts is not None:
             write_facts(facts, hosts, name, checks, skip, accelerator, devices_per_host, timeout, master_port,
-                        interpreter)
+                        interpreter, run_id)
         start = time.monotonic()
         host = os.environ.get("SLURMD_NODENAME") or os.uname().nodename  # Slurm's name for it, in a prolog
         lock = threading.Lock()
