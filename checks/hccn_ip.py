@@ -24,13 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.ascend.device_ip import IPAddress, address, network, prefix_length, set_ip_command, usable_devices
-from preflight.ascend.hccn_tool import (
-    FIND_HCCN_TOOL,
-    error_text,
-    hccn_tool_command,
-    known_error,
-    missing_tool,
-)
+from preflight.ascend.hccn_tool import FIND_HCCN_TOOL, error_text, hccn_tool_command, known_error, missing_tool, unread
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
 from preflight.inventory import ClusterSpec, Host
@@ -66,7 +60,18 @@ def parse_ip(output: ProbeOutput) -> dict[str, Any]:
     netmask = values.get("netmask") or values.get("prefix")
     if output.ok and ip and netmask:
         return {"state": "ok", "ip": ip, "netmask": netmask, "error": None}
-    return {"state": "error", "ip": None, "netmask": None, "error": error_text(output)}
+    return {"state": "error", "ip": None, "netmask": None, "error": _why(output)}
+
+
+def _why(output: ProbeOutput) -> str:
+    """A failed call's own text, or, for a successful call whose output holds nothing known, its first line.
+
+    >>> _why(ProbeOutput("ipaddr 10.0.0.1\\n")), _why(ProbeOutput("", "Cmd execute failed!\\n", 1))
+    ('unrecognised output: ipaddr 10.0.0.1', 'Cmd execute failed! (exit status 1)')
+    """
+    if output.ok and output.stdout.strip() and known_error(output.stdout + output.stderr) is None:
+        return unread(output.stdout)
+    return error_text(output)
 
 
 def parse_gateway(output: ProbeOutput) -> dict[str, Any]:
@@ -83,7 +88,7 @@ def parse_gateway(output: ProbeOutput) -> dict[str, Any]:
         return {"gateway": match.group(1), "gateway_error": None}
     if "not supported" in text.lower():
         return {"gateway": None, "gateway_error": None}  # products without -gateway: nothing to judge
-    return {"gateway": None, "gateway_error": error_text(output)}
+    return {"gateway": None, "gateway_error": _why(output)}
 
 
 def parse_conf(output: ProbeOutput) -> tuple[dict[str, dict[str, str]] | None, str | None]:

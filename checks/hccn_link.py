@@ -14,12 +14,14 @@ ip set``, no netdetect address configured, warns with the command that sets one)
 (warn when not: see ``LLDP_WHY``); TLS switch the same on every device of the cluster (both ends of a
 link must agree); optical module present, each lane's Tx/Rx power and its temperature within the module's own
 thresholds (preflight.ascend.optical); MTU the same on every device of the cluster; port speed
-(``Speed: 200000 Mb/s``; ``Unknown!`` while the link is down, as MindCluster's npu-exporter reads it) the same
+(``Speed: 200000 Mb/s``; ``Speed: Unknown!`` while the link is down, per hicann/driver's tool_ext.c) the same
 on every device: a port slower than the cluster's majority fails (HCCL's ring runs at its slowest link), one
 faster warns (mixed generations). The cluster majority decides TLS, MTU and speed; without one every device
 fails (speed: warns).
 ``The command is not supported on this product.`` (stdout, exit status 13: the product lacks the feature, e.g.
--tls/-optical/-mtu) is a ``skip`` for that op on that host, recorded in the device's ``unsupported`` list.
+-tls/-optical/-mtu) and ``... on this optical media.`` are a ``skip`` for that op on that host, recorded in the
+device's ``unsupported`` list. A non-empty output in which nothing is recognised is an ``error`` quoting its first
+line (``unrecognised output: ...``), never a pass or a fail; so is an unreadable port history.
 
 >>> parse_link_device({"link": ("link status: DOWN", 0)}, ["link"])["link"]
 'DOWN'
@@ -32,11 +34,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from preflight.ascend.hccn_calls import hccn_script, host_problem, tool_facts
-from preflight.ascend.hccn_tool import (
-    CALL_TIMEOUT,
-    call_error,
-    first_line,
-)
+from preflight.ascend.hccn_tool import CALL_TIMEOUT, call_error, unread, unsupported
 from preflight.ascend.link_stat import parse_link_stat
 from preflight.ascend.optical import optical_problems, parse_optical
 from preflight.batch import Probe, ProbeOutput
@@ -84,7 +82,6 @@ _VALUE = {
 SPEED_UNKNOWN = "unknown!"  # `-speed -g` on a port whose link is down (npu-exporter's hccn_tool.go)
 
 
-NOT_SUPPORTED = "the command is not supported on this product"
 HEALTHY = ("Success", "Init")  # net_health values MindCluster's npu-exporter counts as healthy
 NO_DETECT_IP = "Detect ip set"
 
@@ -105,8 +102,8 @@ def parse_link_device(outputs: Mapping[str, tuple[str, int | None]], ops: Sequen
             continue
         out, rc = outputs[op]
         why = call_error(out, rc)
-        if NOT_SUPPORTED in out.lower():
-            device.setdefault("unsupported", []).append(op)  # the product lacks the feature: nothing to judge
+        if unsupported(out):
+            device.setdefault("unsupported", []).append(op)  # the product or module lacks the feature: nothing to judge
         elif why is not None:
             errors[op] = why
         elif op == "speed" and SPEED_UNKNOWN in out.lower():
@@ -114,9 +111,9 @@ def parse_link_device(outputs: Mapping[str, tuple[str, int | None]], ops: Sequen
         elif op == "lldp":
             device["lldp"] = _lldp(out)
             if device["lldp"] is None and out.strip():
-                errors[op] = f"unrecognised output: {first_line(out)}"
+                errors[op] = unread(out)
         elif (match := _VALUE[op].search(out)) is None:
-            errors[op] = f"unrecognised output: {first_line(out)}"
+            errors[op] = unread(out)
         elif op == "link":
             device[op] = match[1].upper()
         elif op == "optical":
@@ -209,10 +206,10 @@ class HccnLinkCheck(Check):
         majors = {op: _cluster_majority(usable, op) for op in ("tls", "mtu", "speed")}
         for host, devices in usable.items():
             findings += self._judge_host(host, devices, majors)
-            flaps = facts[host].get("flaps")
-            if flaps:
-                findings.append(_judge_flaps(f"{self.name}.flaps", host, flaps, facts[host].get("uptime_s"),
-                                             float(ctx.params.get("flap_window_h", 24))))
+            flaps = {dev: stat for dev, stat in (facts[host].get("flaps") or {}).items() if dev in devices}
+            if flaps:  # devices whose every call failed are reported once, above
+                findings += _judge_flaps(f"{self.name}.flaps", host, flaps, facts[host].get("uptime_s"),
+                                         float(ctx.params.get("flap_window_h", 24)))
         return findings
 
     def _judge_host(self, host: str, devices: Mapping[str, dict[str, Any]],
@@ -225,8 +222,10 @@ class HccnLinkCheck(Check):
             lacking = sorted(int(d) for d, device in devices.items() if op in (device.get("unsupported") or []))
             if lacking:
                 out.append(finding(check, host, Status.SKIP, f"{check}: `hccn_tool -i N -{op} -g` on {host} answers "
-                                   f"'The command is not supported on this product.' ({_devices_text(lacking)}): "
-                                   "the product lacks the feature, nothing to check", observed="not supported"))
+                                   f"'The command is not supported on this product' (or '... optical media') "
+                                   f"({'device' if len(lacking) == 1 else 'devices'} {_devices_text(lacking)}): the "
+                                   "product or its optical module lacks the feature, nothing to check",
+                                   observed="not supported"))
             for dev, device in devices.items():
                 n = int(dev)
                 if int(dev) in lacking:
@@ -273,7 +272,8 @@ def _judge_op(check: str, host: str, n: int, op: str, value: Any,
                        remedy=f"hccn_tool -i {n} -netdetect -s address <ip>  # the switch gateway or a peer device "
                               f"IP in the device's segment; then hccn_tool -i {n} -net_health -g")
     if op == "net_health" and value not in HEALTHY:
-        meaning = NET_HEALTH.get(str(value), "an unknown health value")
+        meaning = next((text for name, text in NET_HEALTH.items() if str(value).lower().startswith(name.lower())),
+                       "an unknown health value")  # the driver's "Socket fail" reads "Socket failed" in real output
         return finding(check, host, Status.FAIL, f"{check}: device {n} net health is '{value}': {meaning}",
                        observed=str(value), expected="Success", device=n,
                        remedy=f"hccn_tool -i {n} -netdetect -g; hccn_tool -i {n} -netdetect -s address "
@@ -380,12 +380,12 @@ def parse_flaps(output: ProbeOutput) -> dict[str, Any]:
     for dev, ops in sorted(calls.devices.items(), key=lambda item: int(item[0])):
         out, rc = ops.get("link_stat", ("", None))
         why = call_error(out, rc)
-        if NOT_SUPPORTED in out.lower():
+        if unsupported(out):
             found[dev] = {"unsupported": True}
         elif why is not None:
             found[dev] = {"error": why}
         else:
-            found[dev] = parse_link_stat(out) or {"error": f"unrecognised output: {first_line(out)}"}
+            found[dev] = parse_link_stat(out) or {"error": unread(out)}
     return found
 
 
@@ -394,8 +394,19 @@ def _ago(seconds: int) -> str:
     return f"{max(0, seconds) // 60} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
-def _judge_flaps(check: str, host: str, flaps: Mapping[str, Any], uptime: int | None, window_h: float) -> Finding:
-    """Warn for ports that went down within the window while the node was up; pass otherwise."""
+def _judge_flaps(check: str, host: str, flaps: Mapping[str, Any], uptime: int | None,
+                 window_h: float) -> list[Finding]:
+    """An error for each port whose history could not be read; then warn for ports that went down within the
+    window while the node was up, else pass (skip when no history was read)."""
+    errors = [finding(check, host, Status.ERROR, f"{check}: device {dev}: could not read `hccn_tool -i {dev} "
+                      f"-link_stat -g`: {stat['error']}", device=int(dev), observed=str(stat["error"]),
+                      remedy=f"hccn_tool -i {dev} -link_stat -g")
+              for dev, stat in flaps.items() if isinstance(stat, dict) and stat.get("error")]
+    history = _judge_history(check, host, flaps, uptime, window_h)
+    return errors + ([] if errors and history.status == Status.SKIP else [history])
+
+
+def _judge_history(check: str, host: str, flaps: Mapping[str, Any], uptime: int | None, window_h: float) -> Finding:
     window = window_h * 3600
     recent: list[str] = []
     read: list[int] = []
@@ -418,9 +429,13 @@ def _judge_flaps(check: str, host: str, flaps: Mapping[str, Any], uptime: int | 
                        device=int(first) if len(recent) == 1 else None,
                        remedy=f"hccn_tool -i {first} -link_stat -g; hccn_tool -i {first} -optical -g  # check the "
                               "optical module, the cable and the switch port's log for the same times")
+    undated = [int(d) for d, stat in flaps.items() if isinstance(stat, dict) and "up_count" in stat
+               and stat.get("downs") is None]
     if not read:
-        return finding(check, host, Status.SKIP, f"{check}: no port history readable on {host} (hccn_tool -i N "
-                       "-link_stat -g)")
+        why = (f"{'device' if len(undated) == 1 else 'devices'} {_devices_text(sorted(undated))}: the history has "
+               "no `current time` line (Ascend 950's table), so the age of its link downs cannot be judged"
+               if undated else "no port history readable")
+        return finding(check, host, Status.SKIP, f"{check}: {why} on {host} (hccn_tool -i N -link_stat -g)")
     return finding(check, host, Status.PASS,
                    f"{check}: {'device' if len(read) == 1 else 'devices'} {_devices_text(sorted(read))}: no link down "
                    f"in the last {window_h:g} h while the node was up")

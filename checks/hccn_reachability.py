@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from preflight.ascend.hccn_calls import hccn_script, host_problem, parse_calls, tool_facts
-from preflight.ascend.hccn_tool import call_error
+from preflight.ascend.hccn_tool import call_error, unread
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOutcome, finding
 from preflight.inventory import ClusterSpec, Host
@@ -44,7 +44,7 @@ def ping_result(out: str, rc: int | None, timeout: float = 10.0) -> tuple[str, i
     """
     match = _PING.search(out)
     if match is None:
-        why = call_error(out, rc, timeout) or f"unrecognised output: {out.strip()[:80] or '(none)'}"
+        why = call_error(out, rc, timeout) or unread(out)
         return f"error: {why}", 0, 0
     sent, received = int(match[1]), int(match[2])
     if received == 0:
@@ -102,7 +102,7 @@ class HccnReachabilityCheck(ActiveCheck):
             error = call_error(out, rc)
             ip = _ip(match[1]) if match and error is None else None
             if ip is None and error is None:
-                error = f"unrecognised output: {out.strip()[:80] or '(none)'}"
+                error = unread(out)
             devices[dev] = {"ip": ip, "error": error}
         facts["devices"] = devices
         return facts

@@ -98,13 +98,29 @@ def test_hccn_tool_ping(tools: Path) -> None:
     (("-i", "0", "-gateway", "-g"), "Get gateway failed, because no gateway was preset there!", 2),
     (("-i", "9", "-ip", "-g"), "Get invalid device id.", 4),
     (("-i", "x", "-link", "-g"), "Get invalid device id.", 4),
-    (("-i", "2", "-ip", "-g"), "hccn_tool is busy, please try again.", None),
     (("-i", "4", "-link", "-g"), "The device is not exist!", None),
 ])
 def test_hccn_tool_errors(tools: Path, args: tuple[str, ...], text: str, status: int | None) -> None:
     proc = sim(tools, "hccn_tool", *args)
     assert proc.stdout == "" and proc.stderr.splitlines() == [text]
     assert proc.returncode != 0 and (status is None or proc.returncode == status)
+
+
+def test_hccn_tool_speed_unknown_and_link_stat(tmp_path: Path) -> None:
+    """``Speed: Unknown!``, busy on stdout (info level) and the 910B driver's -link_stat layout (hicann/driver
+    tool_ext.c, cmd.c, tool.c)."""
+    state = healthy_state("910B3", ["192.168.1.10", "192.168.1.11"])
+    state["devices"][0].update(speed=None, link_changes=[])
+    state["devices"][2:] = []
+    state["devices"][1]["error"] = "busy"
+    folder = put(tmp_path, state)
+    assert sim(folder, "hccn_tool", "-i", "0", "-speed", "-g").stdout == "Speed: Unknown!\n"
+    busy = sim(folder, "hccn_tool", "-i", "1", "-ip", "-g")
+    assert (busy.stdout, busy.stderr, busy.returncode != 0) == ("hccn_tool is busy, please try again.\n", "", True)
+    lines = sim(folder, "hccn_tool", "-i", "0", "-link_stat", "-g").stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["[devid 0]current time        ", "[devid 0]link up count       ",
+                                                      "[devid 0]link down count     ", "[devid 0]link change records "]
+    assert lines[-1].endswith(": NA")
 
 
 def test_hccn_tool_not_supported_is_stdout_exit_13(tools: Path, tmp_path: Path) -> None:

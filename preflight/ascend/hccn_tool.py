@@ -67,15 +67,40 @@ def error_text(output: ProbeOutput) -> str:
     return f"{lines[0][:200] if lines else 'empty output'} (exit status {output.exit_status})"
 
 
-# Error texts of hccn_tool (stderr) -> what they mean.
+# Error texts of hccn_tool -> what they mean, first match wins. The texts are the driver's own (hicann/driver,
+# src/custom/network/hccn/ascend910B/hccn_tool/cmd.c: g_uda_*_err_list; 950: "Get ip failed, because ...").
 KNOWN_ERRORS = (
     ("invalid device id", "invalid device id: there is no such device on this host (check cluster.devices_per_host)"),
     ("device is not exist", "the device does not exist: the driver does not see it (npu-smi info; reload the driver)"),
+    ("not supported on this optical media", "the optical module does not support the command"),
     ("command is not supported", "the command is not supported on this product"),
     ("is busy", "hccn_tool is busy (another hccn_tool or a tool holds the device): run the check again"),
+    ("permission denied", "permission denied: hccn_tool needs root (user: root in hosts.yaml, or --sudo)"),
+    ("command execute failed", "the command failed inside the driver"),
     ("cmd execute failed", "the command failed inside the driver"),
     ("no ip was preset", "no IP is configured on the device"),
 )
+# What hccn_tool prints, with exit status 13, for a feature the product (or the optical module) lacks: not a fault.
+UNSUPPORTED = ("the command is not supported on this product", "the command is not supported on this optical media")
+
+
+def unsupported(text: str) -> bool:
+    """Whether ``text`` is hccn_tool's answer for a feature this product or optical module lacks.
+
+    >>> unsupported("The command is not supported on this optical media."), unsupported("link status: UP")
+    (True, False)
+    """
+    lower = text.lower()
+    return any(words in lower for words in UNSUPPORTED)
+
+
+def unread(text: str) -> str:
+    """The fact for a non-empty output in which a parser recognised nothing: the first line it could not read.
+
+    >>> unread("\\n  garbage here\\nmore\\n"), unread("")
+    ('unrecognised output: garbage here', 'unrecognised output: (no output)')
+    """
+    return f"unrecognised output: {first_line(text)}"
 
 
 def known_error(text: str) -> str | None:

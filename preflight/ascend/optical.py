@@ -24,6 +24,8 @@ Tx power on lane 0 is 4.4035 mW, above the module's high threshold 3.5481 mW
 Rx power on lane 1 is 0.0054 mW, below the module's low threshold 0.1445 mW
 >>> parse_optical("optical info:\\npresent : not present\\n") is None
 True
+>>> parse_optical("present : not present\\nTx Power : 4.4035 mW\\nRx Power : 1.0189 mW\\n")["rx"]
+{'0': 1.0189}
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_LANE = re.compile(r"^\s*(Tx|Rx) Power(\d+)\s*:\s*([0-9.]+)\s*mW\s*$", re.I | re.M)
+# "Tx Power0 : 4.4035 mW"; MindCluster's fault-diag guide shows a module's single "Tx Power : 4.4035 mW" (lane 0);
+# lanes the module lacks read "NA" (hicann/driver, hccn_tool/tool.c) and are left out.
+_LANE = re.compile(r"^\s*(Tx|Rx) Power(\d*)\s*:\s*([0-9.]+)\s*mW\s*$", re.I | re.M)
 _THRESHOLD = re.compile(r"^\s*(TxPower|RxPower|Temp) (High|Low) Thres\s*:\s*(-?[0-9.]+)\s*(mW|C)\s*$", re.I | re.M)
 _TEMPERATURE = re.compile(r"^\s*temperature\s*:\s*(-?[0-9.]+)\s*C\s*$", re.I | re.M)
 
@@ -41,7 +45,7 @@ def parse_optical(text: str) -> dict[str, Any] | None:
     None when the output has no lane reading. Never raises."""
     lanes: dict[str, dict[str, float]] = {"tx": {}, "rx": {}}
     for kind, lane, value in _LANE.findall(text):
-        lanes[kind.lower()][lane] = float(value)
+        lanes[kind.lower()][lane or "0"] = float(value)
     if not lanes["tx"] and not lanes["rx"]:
         return None
     thresholds = {f"{what.lower().removesuffix('power')}_{side.lower()}": float(value)
