@@ -105,6 +105,31 @@ def parse_devinfo(text: str) -> list[dict[str, Any]]:
     return hcas
 
 
+def unread(text: str) -> str:
+    """The error of a non-empty output in which no port was read: its first line that is not a CA or port header
+    and not a field ibstat / ibv_devinfo print.
+
+    >>> unread("CA 'mlx5_0'\\n\\tCA type: MT4129\\n\\tmlx5_0 state=ACTIVE rate=400\\n")
+    "unrecognized output: 'mlx5_0 state=ACTIVE rate=400'"
+    """
+    for raw in text.splitlines():
+        line = raw.strip()
+        key = line.partition(":")[0].strip().lower()
+        if line and not re.fullmatch(r"CA:? '[^']+'", line) and not re.fullmatch(r"port:?\s*\d*:?", key) \
+                and (":" not in line or key not in _FIELDS):
+            return f"unrecognized output: {line[:200]!r}"
+    return f"unrecognized output: {text.strip().splitlines()[0].strip()[:200] if text.strip() else ''!r}"
+
+
+# The fields of ``ibstat`` (rdma-core ibstat.c) and ``ibv_devinfo``: lines that are read or known to be ignored.
+_FIELDS = frozenset({
+    "ca type", "switch type", "number of ports", "firmware version", "hardware version", "node guid",
+    "system image guid", "state", "physical state", "rate", "base lid", "lmc", "sm lid", "capability mask",
+    "port guid", "link layer", "hca_id", "transport", "fw_ver", "node_guid", "sys_image_guid", "vendor_id",
+    "vendor_part_id", "hw_ver", "board_id", "phys_port_cnt", "max_mtu", "active_mtu", "sm_lid", "port_lid",
+    "port_lmc", "link_layer"})
+
+
 def parse_listing(output: ProbeOutput) -> list[str] | None:
     """``ls -1 DIR`` -> the names, or None when the folder is missing or unreadable."""
     if not output.ok:
@@ -163,8 +188,10 @@ class GpuFabricCheck(Check):
             out = outputs.get(tool, empty)
             parsed[tool] = parser(out.stdout)
             no_devices = "no ib devices found" in (out.stdout + out.stderr).lower()
-            if not parsed[tool] and not no_devices and not (out.ok and not out.stdout.strip()):
-                facts["errors"][tool] = error_text(out)
+            if any(ca["ports"] for ca in parsed[tool]) or no_devices or (out.ok and not out.stdout.strip()):
+                continue
+            # Nothing read: a failed call says why; an output in an unknown layout is quoted, never judged.
+            facts["errors"][tool] = unread(out.stdout) if out.ok else error_text(out)
         facts["cas"] = _merge(parsed.get("ibstat", []), parsed.get("devinfo", []))
         facts["dev_files"] = parse_listing(outputs.get("dev", empty))
         facts["sys_devices"] = parse_listing(outputs.get("sys", empty))
@@ -174,13 +201,13 @@ class GpuFabricCheck(Check):
         os_facts = ctx.other_facts.get("os", {})
         usage = _usage(facts, ctx)
         with_rdma = sorted(h for h, f in facts.items() if _has_rdma(f))
-        layers = {h: _profile(facts[h], "link_layer") for h in facts if facts[h].get("cas")}
-        rates = {h: _profile(facts[h], "rate") for h in facts if facts[h].get("cas")}
+        layers = {h: _profile(facts[h], "link_layer") for h in facts if _ports(facts[h])}
+        rates = {h: _profile(facts[h], "rate") for h in facts if _ports(facts[h])}
         findings: list[Finding] = []
         for host in sorted(facts):
             host_facts = facts[host]
             findings.append(_judge_ports(host, host_facts, with_rdma, usage[host], alone=len(ctx.hosts) == 1))
-            if not host_facts.get("cas"):
+            if not _ports(host_facts):  # none read (no device, or an output it could not read): nothing to compare
                 for check in ("gpu.fabric.link_layer", "gpu.fabric.rate"):
                     findings.append(finding(check, host, Status.SKIP, f"{check}: no RDMA port read on {host}"))
             else:
