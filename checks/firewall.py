@@ -179,6 +179,14 @@ class FirewallCheck(Check):
                   describe_firewalld(facts.get("firewalld"))]
         summary = "; ".join(p for p in parts if p)
         observed = signatures[name] if signatures[name] != "none" else "no firewall manager active"
+        # A manager whose answer could not be read (an unknown layout, a time-out) is not known to be off: saying
+        # "none active" would be a pass on nothing. (Unreadable for want of root stays a note: see firewall.rules.)
+        unread = [f"{key}: {tool.get('error')}" for key in ("ufw", "firewalld")
+                  if isinstance(tool := facts.get(key), Mapping) and tool.get("installed") and tool.get("error")
+                  and not tool.get("permission_denied")]
+        if unread:
+            return finding(check, name, Status.ERROR, f"{check}: could not read {'; '.join(unread)} ({summary})",
+                           observed="; ".join(unread), expected="ufw / firewalld state readable")
         problems: list[str] = []
         remedies: list[str] = []
         for key in ("iptables_legacy", "ip6tables_legacy"):
@@ -212,12 +220,15 @@ class FirewallCheck(Check):
         if not installed:
             # A container image or a minimal VM: nothing here can list rules, and nothing is known to be wrong
             # (ufw and firewalld need one of them; net.reachability tests the ports for real).
+            # No install is suggested: a training image needs no firewall tool, and the node's own rules are read
+            # by running preflight on the node itself.
             return finding(check, name, Status.SKIP,
-                           f"{check}: not judged: neither iptables nor nft is installed here, so no rule can be "
-                           "listed (one set by a container runtime or kube-proxy would not be seen; "
-                           "net.reachability tests the ports themselves)",
+                           f"{check}: not judged: the firewall rules were not read: neither iptables nor nft is "
+                           "installed here (a rule set by a container runtime, kube-proxy or the host would not be "
+                           "seen); net.reachability tests the ports themselves",
                            observed="no iptables, no nft", expected="rules readable",
-                           remedy="to read the rules: apt-get install nftables  # or: dnf install nftables")
+                           remedy="preflight run --checks net.reachability  # tests the ports for real; to read the "
+                                  "rules, run preflight on the node itself (outside the container)")
         targets, notes = targets_for(name, host_facts, ctx)
         classes = topology.peer_classes(name, evaluator.src_class, evaluator) if rulesets else []
         issues = analyze(evaluator, targets, classes) if rulesets else []
@@ -239,9 +250,12 @@ class FirewallCheck(Check):
                            observed=" | ".join(rules_seen), expected=expected,
                            remedy=" && ".join(dict.fromkeys(group_remedy(g, host_facts, networks) for g in groups)))
         if unreadable:
-            denied = any(isinstance(host_facts.get(k), Mapping) and host_facts[k].get("permission_denied")
-                         for k in ("iptables", "ip6tables", "nft", "iptables_legacy", "ip6tables_legacy"))
-            if denied:  # not root: nothing is known about the rules, and nothing is wrong with the node for it
+            blocked = [tool for k in ("iptables", "ip6tables", "nft", "iptables_legacy", "ip6tables_legacy")
+                       if isinstance(tool := host_facts.get(k), Mapping) and tool.get("installed")
+                       and not tool.get("readable")]
+            # Not root: nothing is known about the rules, and nothing is wrong with the node for it. An output that
+            # could not be read for another reason (garbage, a time-out) next to a refusal is still an error.
+            if blocked and all(tool.get("permission_denied") for tool in blocked):
                 return finding(check, name, Status.SKIP,
                                f"{check}: not judged: listing the firewall rules needs root (CAP_NET_ADMIN): "
                                f"{'; '.join(unreadable)}", observed="; ".join(unreadable), expected="rules readable",

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from preflight.batch import ProbeOutput
-from preflight.interfaces import parse_interface
+from preflight.interfaces import PYTHON_ADDRS, parse_interface
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -74,15 +74,27 @@ def address_list(items: Iterable[str]) -> tuple[list[IPNetwork], bool]:
 
 
 def parse_addresses(out: ProbeOutput) -> list[dict[str, str]] | None:
-    """``ip -o addr show`` -> [{iface, address (with prefix), scope}], None when it did not run.
+    """``ip -o addr show`` (or, without iproute2, the python fallback's ``NAME inet ADDRESS/PREFIX`` lines) ->
+    [{iface, address (with prefix), scope}], None when it did not run.
 
     >>> parse_addresses(ProbeOutput("2: eth0    inet 10.0.0.5/24 brd 10.0.0.255 scope global eth0\\\\n"))
     [{'iface': 'eth0', 'address': '10.0.0.5/24', 'scope': 'global'}]
+    >>> parse_addresses(ProbeOutput("== addrs: python\\nlo inet 127.0.0.1/8\\neth0 inet 192.0.2.2/24\\n"))[1]
+    {'iface': 'eth0', 'address': '192.0.2.2/24', 'scope': 'global'}
     """
     if not out.ok:
         return None
     found: list[dict[str, str]] = []
-    for line in out.stdout.splitlines():
+    lines = out.stdout.splitlines()
+    if lines and lines[0].strip() == PYTHON_ADDRS:  # no scope printed: the kernel's, from the address itself
+        for line in lines[1:]:
+            words = line.split()
+            iface = parse_interface(words[2]) if len(words) == 3 and words[1] in ("inet", "inet6") else None
+            if iface is not None:
+                scope = "host" if iface.ip.is_loopback else "link" if iface.ip.is_link_local else "global"
+                found.append({"iface": words[0], "address": str(iface), "scope": scope})
+        return found
+    for line in lines:
         match = re.match(r"\d+:\s+(\S+)\s+inet6?\s+(\S+)(?:.*?\bscope (\w+))?", line)
         if match and parse_interface(match[2]) is not None:
             found.append({"iface": match[1].split("@")[0], "address": match[2], "scope": match[3] or "global"})

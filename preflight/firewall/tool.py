@@ -47,15 +47,40 @@ def tool_facts(out: ProbeOutput) -> dict[str, Any]:
     return facts
 
 
-def settle(facts: dict[str, Any], out: ProbeOutput, recognised: bool) -> dict[str, Any]:
-    """Readable once the output was ``recognised``; else an error quoting it (unless one is set already).
+def first_line(*texts: str) -> str:
+    """The first line that says something (not blank) of the first text that has one: the first line a parser
+    that recognised nothing could not read.
 
-    >>> settle(tool_facts(ProbeOutput("Status: confused")), ProbeOutput("Status: confused"), False)["error"]
+    >>> first_line("", "\\n  WARNING: banner\\nmore\\n")
+    'WARNING: banner'
+    """
+    for text in texts:
+        for line in text.splitlines():
+            if line.strip():
+                return line.strip()[:200]
+    return ""
+
+
+def unrecognized(*texts: str) -> str:
+    """The error of an output in which the parser recognised nothing, quoting the first line it could not read.
+
+    >>> unrecognized("Status: confused\\nmore")
+    "unrecognized output: 'Status: confused'"
+    """
+    return f"unrecognized output: {first_line(*texts)!r}"
+
+
+def settle(facts: dict[str, Any], out: ProbeOutput, recognised: bool) -> dict[str, Any]:
+    """Readable once the output was ``recognised``; else an error quoting its first line (unless one is set already).
+
+    >>> settle(tool_facts(ProbeOutput("Status: confused\\nTo Action From")), ProbeOutput("Status: confused"),
+    ...        False)["error"]
     "unrecognized output: 'Status: confused'"
     """
     if facts["error"] is None:
         if recognised:
             facts["readable"] = True
         else:
-            facts["error"] = f"unrecognized output: {last_line(out.stdout, out.stderr)!r}"
+            facts["error"] = unrecognized(out.stdout, out.stderr) if (out.stdout + out.stderr).strip() \
+                else "no output"
     return facts
