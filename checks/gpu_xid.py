@@ -2,63 +2,140 @@
 
 The driver reports GPU faults as kernel lines such as
 ``NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, name=nvidia-smi, Timeout after 6s of waiting for RPC response``.
-Some of them leave the GPU unusable until it is reset or the node rebooted; a job started there crashes or hangs
-at its first collective. Which: NVIDIA's Xid catalog (https://docs.nvidia.com/deploy/xid-errors/
-analyzing-xid-catalog.html, the "Resolution Bucket (Immediate Action)" column: RESET_GPU / RESTART_BM /
-WORKFLOW_*), summarised in ``FATAL`` below. Xids caused by an application's own fault (``APPLICATION``:
-13, 31, 43, 45: a bad kernel, an illegal address, a killed process) say nothing about the node and pass with a
-note; any other Xid warns.
+Each is judged by NVIDIA's Xid catalog (``preflight.xid_catalog``: every code with its recommended action): an Xid
+whose action is a GPU reset, a reboot or support (RESET_GPU, RESTART_BM, CONTACT_SUPPORT, the Xid 48 / NVLink
+workflows...) fails, since a job started there crashes or hangs at its first collective; one the catalog has no
+action for, or that is not in it, warns; the application's own faults (RESTART_APP) and IGNORE pass with a note.
+The line itself decides where the catalog says so: an Xid 45 ("preemptive cleanup") that names its cause
+(``caused by previous Xid 149``) is judged as that cause (an application's cleanup after an NVLink fault is not
+the application's fault); an NVLink5 Xid 144-150 by the ``Fatal``/``Nonfatal`` word it prints (the catalog's
+144-150 decode); an Xid 154 by the recovery action it names (``None`` passes).
+
+Repeated events are counted on the node, before anything is cut: the probe's awk reads every Xid line of the log
+and prints one entry per kind (GPU, code, cause, NVLink severity) with its count and its first and last line, at
+most 100 kinds: a flood of one Xid (hundreds of lines in hours) is reported as such, with its time span, and
+cannot push an earlier fatal Xid out of sight.
 
 The log is read without root where the host allows it: ``dmesg -T`` (refused when kernel.dmesg_restrict=1, the
 Ubuntu default, for users without CAP_SYSLOG), then ``journalctl -k -b`` (users in the adm / systemd-journal
 groups). When neither is readable the finding is a skip that says so, with ``--sudo`` (the probe is a root
-probe: ``--sudo`` runs it under ``sudo -n``) as the remedy: never a fail. Only ``NVRM: Xid`` lines travel back,
-after two framing lines (``@@source dmesg|journalctl|none``, ``@@lines N``: how much log was read).
+probe: ``--sudo`` runs it under ``sudo -n``) as the remedy: never a fail. Output: ``@@source dmesg|journalctl|none``,
+``@@lines N`` (how much log was read), ``@@xids N`` (how many Xid lines), then per kind
+``@@count N <first line>`` and, when N > 1, ``@@last <last line>``.
 
 Finding id: gpu.xid.errors.
 
->>> parse_xids("[Sun Feb 23 16:24:18 2025] NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, name=nvidia-smi, "
-...            "Timeout after 6s\\n")
-[{'bus': '0000:9b:00', 'xid': 119, 'text': 'pid=2024380, name=nvidia-smi, Timeout after 6s'}]
+>>> facts = parse_klog("@@source dmesg\\n@@lines 43\\n@@xids 5\\n@@count 5 [Sun Feb 23 16:24:18 2025] NVRM: Xid "
+...                    "(PCI:0000:9b:00): 119, pid=2024380, Timeout\\n@@last [Sun Feb 23 16:30:13 2025] NVRM: Xid "
+...                    "(PCI:0000:9b:00): 119, pid=1240590, Timeout\\n")
+>>> facts["groups"]
+[{'bus': '0000:9b:00', 'xid': 119, 'cause': None, 'count': 5, 'first': 'Sun Feb 23 16:24:18 2025', \
+'last': 'Sun Feb 23 16:30:13 2025', 'text': 'pid=1240590, Timeout'}]
+>>> _judge("n1", facts).message.split(" in the kernel log")[0]
+'gpu.xid.errors: Xid 119 (GSP RPC Timeout) x5 on 0000:9b:00 over 5m55s'
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
+from preflight.xid_catalog import ACTIONS, XIDS, Assessment, assess, nvlink_severity, parse_line, worst
 
-FATAL: Mapping[int, str] = {
-    48: "double-bit ECC error", 61: "GPU micro-controller breakpoint", 62: "GPU micro-controller halt",
-    63: "ECC page retirement / row remap recorded (reset the GPU to apply)", 64: "ECC page retirement / row remap "
-    "failure", 74: "NVLink error", 79: "GPU has fallen off the bus", 92: "high single-bit ECC error rate",
-    94: "contained ECC error", 95: "uncontained ECC error", 119: "GSP RPC timeout", 120: "GSP error",
-    140: "unrecovered ECC error", 154: "GPU recovery action changed (reset or reboot required)",
-}
-APPLICATION: Mapping[int, str] = {13: "graphics engine exception", 31: "GPU memory page fault",
-                                  43: "GPU stopped processing", 45: "preemptive cleanup"}
-NAMES: Mapping[int, str] = {**FATAL, **APPLICATION}
-_XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})[^)]*\): (\d+),\s*(.*)")
+LISTED = 100  # kinds of Xid (GPU, code, cause, NVLink severity) the probe lists, each with its count
+# Every Xid line is counted per kind on the node; only each kind's first and last line travel back (POSIX awk:
+# mawk, gawk, busybox and the one true awk print the same).
+_AWK = ("/NVRM: Xid/ { t++; s = $0; sub(/.*NVRM: Xid \\(/, \"\", s); b = s; sub(/\\).*/, \"\", b); "
+        "sub(/^PCI:/, \"\", b); sub(/ .*/, \"\", b); c = s; sub(/^[^)]*\\): */, \"\", c); x = c; "
+        "sub(/[^0-9].*/, \"\", x); r = \"\"; "
+        "if (match(c, /caused by previous Xid [0-9]+/)) r = substr(c, RSTART + 23, RLENGTH - 23); v = \"\"; "
+        "if (c ~ /^[0-9]+, [^ ]+ Nonfatal /) v = \"N\"; else if (c ~ /^[0-9]+, [^ ]+ Fatal /) v = \"F\"; "
+        "k = tolower(b) \" \" x \" \" r \" \" v; if (!(k in n)) { o[++m] = k; f[k] = $0 } n[k]++; l[k] = $0 } "
+        "END { printf \"@@lines %d\\n@@xids %d\\n\", NR, t; "
+        f"for (i = 1; i <= m && i <= {LISTED}; i++) {{ k = o[i]; printf \"@@count %d %s\\n\", n[k], f[k]; "
+        "if (n[k] > 1) printf \"@@last %s\\n\", l[k] } "
+        f"if (m > {LISTED}) printf \"@@left_out %d\\n\", m - {LISTED} }}")
 _READ = ('if out=$(dmesg -T 2>/dev/null) && [ -n "$out" ]; then src=dmesg; '
          'elif out=$(journalctl -k -b -q --no-pager 2>/dev/null) && [ -n "$out" ]; then src=journalctl; '
          'else echo "@@source none"; dmesg 2>&1 | head -n 2; exit 0; fi; '
-         'printf "@@source %s\\n@@lines %s\\n" "$src" "$(printf "%s\\n" "$out" | wc -l)"; '
-         'printf "%s\\n" "$out" | grep "NVRM: Xid" | tail -n 200')
+         f'echo "@@source $src"; printf "%s\\n" "$out" | awk \'{_AWK}\'')
+# When each line was logged: dmesg -T, ISO (journalctl -o short-iso, Talos), journalctl/syslog, dmesg's seconds.
+_TIMES = (re.compile(r"\[(\w{3} \w{3} +\d{1,2} \d\d:\d\d:\d\d \d{4})\]"),
+          re.compile(r"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)"),
+          re.compile(r"^(\S{3,4} +\d{1,2} \d\d:\d\d:\d\d)\s"),
+          re.compile(r"^\[ *(\d+\.\d+)\]"))
+_EPOCH = datetime(1970, 1, 1)
+_NUMBERS = re.compile(r"^@@(lines|xids|left_out) (\d+)\s*$")
 
 
-def parse_xids(text: str) -> list[dict[str, Any]]:
-    """Kernel log lines -> [{bus, xid, text}] for each ``NVRM: Xid (PCI:...): N, ...`` line."""
-    found = []
-    for line in text.splitlines():
-        match = _XID.search(line)
+def line_time(line: str) -> str | None:
+    """The time a kernel line carries before ``NVRM:``, as printed (None when it has none)."""
+    head = line.split("NVRM:", 1)[0]
+    for pattern in _TIMES:
+        match = pattern.search(head)
         if match:
-            found.append({"bus": match[1].lower(), "xid": int(match[2]), "text": match[3].strip()})
-    return found
+            return match[1]
+    return None
+
+
+def parse_klog(stdout: str) -> Facts:
+    """The probe's output -> {source, lines, xid_lines, groups, left_out, unreadable, why, error}.
+
+    A kind's ``@@count N`` line starts a group (raw ``NVRM: Xid`` lines count once each); groups of the same GPU,
+    code, cause and NVLink severity are merged. ``unreadable``: Xid lines with no code to read; ``error``: output
+    without the probe's framing (its first line quoted)."""
+    facts: Facts = {"source": None, "lines": None, "xid_lines": None, "groups": [], "left_out": 0,
+                    "unreadable": [], "why": None, "error": None}
+    groups: dict[tuple[str, int, int | None, str | None], dict[str, Any]] = {}
+    current: dict[str, Any] | None = None
+    unread: list[str] = []
+    seen_source = False
+    for raw in stdout.splitlines():
+        line = raw.strip()
+        numbers = _NUMBERS.match(line)
+        if line.startswith("@@source "):
+            seen_source = True
+            facts["source"] = None if line.split()[1:2] == ["none"] else line.split(None, 1)[1].strip()
+        elif numbers:
+            facts[{"lines": "lines", "xids": "xid_lines", "left_out": "left_out"}[numbers[1]]] = int(numbers[2])
+        elif line.startswith("@@last ") and current is not None and (last := parse_line(line)):
+            current["last"], current["text"] = line_time(line[7:]), last.text
+        elif parse_line(line):
+            count = re.match(r"@@count (\d+) ", line)
+            current = _add(groups, line, int(count[1]) if count else 1)
+        elif "NVRM: Xid" in line:
+            facts["unreadable"].append(line[:200])
+        elif line:
+            unread.append(line)
+    facts["groups"] = list(groups.values())
+    if not seen_source and unread:
+        facts["error"] = f"unrecognised output: {unread[0][:160]}"
+    if facts["source"] is None and not facts["error"]:
+        facts["why"] = unread[0] if unread else None
+    return facts
+
+
+def _add(groups: dict[tuple[str, int, int | None, str | None], dict[str, Any]], line: str,
+         count: int) -> dict[str, Any]:
+    """Count ``line`` (its kind seen ``count`` times) into ``groups``; the group it went to."""
+    xid = parse_line(line)
+    assert xid is not None
+    severity = nvlink_severity(xid.text) if 144 <= xid.code <= 150 else None
+    when = line_time(line.split(" ", 2)[2] if line.startswith("@@count ") else line)
+    group = groups.get((xid.bus, xid.code, xid.cause, severity))
+    if group is None:
+        group = groups[(xid.bus, xid.code, xid.cause, severity)] = {
+            "bus": xid.bus, "xid": xid.code, "cause": xid.cause, "count": 0, "first": when, "last": when,
+            "text": xid.text}
+    group["count"] += count
+    group["last"], group["text"] = when, xid.text
+    return group
 
 
 class GpuXidCheck(Check):
@@ -69,31 +146,51 @@ class GpuXidCheck(Check):
     not_applicable = "no NVIDIA GPUs to check"
     order = 59
     summary = ("Xid errors in the kernel log since boot (dmesg, else journalctl -k; --sudo where neither is "
-               "readable): a GPU-fatal Xid (48, 63, 64, 74, 79, 94, 95, 119, ...) fails")
+               "readable), judged by NVIDIA's Xid catalog: an Xid needing a GPU reset, a reboot or support fails "
+               "(45 by the Xid it names as its cause, NVLink 144-150 by their Fatal word, 154 by its action); "
+               "repeats counted on the node")
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
         return [Probe("klog", _READ, timeout=30, root=True)]
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
         out = outputs.get("klog", ProbeOutput("", "not run", None))
-        source = re.search(r"^@@source (\S+)", out.stdout, re.M)
-        lines = re.search(r"^@@lines (\d+)", out.stdout, re.M)
-        facts: Facts = {"source": source[1] if source and source[1] != "none" else None,
-                        "lines": int(lines[1]) if lines else None, "xids": parse_xids(out.stdout), "why": None}
-        if facts["source"] is None:
-            rest = [line.strip() for line in (out.stdout + out.stderr).splitlines()
-                    if line.strip() and not line.startswith("@@")]
-            facts["why"] = rest[0] if rest else (f"exit status {out.exit_status}" if not out.ok else "empty log")
+        facts = parse_klog(out.stdout)
+        rest = [line.strip() for line in out.stderr.splitlines() if line.strip()]
+        status = "did not finish" if out.exit_status is None else f"exit status {out.exit_status}"
+        said = rest[0] if rest else (status if not out.ok else None)
+        if facts["source"] is not None and facts["lines"] is None and not facts["error"]:
+            facts["error"] = f"the {facts['source']} log was not read to its end ({said or 'no count printed'})"
+        if facts["source"] is None and not facts["error"] and not facts["why"]:
+            facts["why"] = said or "empty log"
         return facts
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
         return [_judge(host, facts[host]) for host in sorted(facts)]
 
 
+def judge_groups(groups: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Assessment]]:
+    """Each group with what the catalog asks for it; an Xid 45 naming its cause is judged as that cause (its lines
+    on the same GPU when the log has them, else the cause's catalog entry)."""
+    judged = []
+    for group in groups:
+        cause = group.get("cause")
+        if group["xid"] == 45 and cause and cause != 45:
+            found = [assess(g["xid"], g["text"]) for g in groups if g["bus"] == group["bus"] and g["xid"] == cause]
+            by_cause = worst(found) if found else assess(cause)
+            judged.append((group, Assessment(by_cause.level, by_cause.action,
+                                             f"for Xid {cause}, the cause Xid 45 names: {by_cause.why}")))
+        else:
+            judged.append((group, assess(group["xid"], group["text"])))
+    return judged
+
+
 def _judge(host: str, host_facts: Facts) -> Finding:
     check = "gpu.xid.errors"
-    xids: list[dict[str, Any]] = host_facts.get("xids") or []
     source = host_facts.get("source")
+    if host_facts.get("error"):
+        return finding(check, host, Status.ERROR, f"{check}: could not read the Xid lines of {host}'s kernel log: "
+                       f"{host_facts['error']}", observed=str(host_facts["error"]), expected="the probe's output")
     if source is None:
         return finding(check, host, Status.SKIP,
                        f"{check}: the kernel log of {host} is not readable by this user ({host_facts.get('why')}): "
@@ -101,33 +198,91 @@ def _judge(host: str, host_facts: Facts) -> Finding:
                        expected="dmesg or journalctl -k readable",
                        remedy="preflight run --sudo ...  # or: sudo sysctl kernel.dmesg_restrict=0, or add the "
                               "user to the adm group (journalctl -k)")
-    counts: dict[int, int] = {}
-    buses: dict[int, set[str]] = {}
-    for item in xids:
-        counts[item["xid"]] = counts.get(item["xid"], 0) + 1
-        buses.setdefault(item["xid"], set()).add(item["bus"])
-
-    def listing(codes: list[int]) -> str:
-        return ", ".join(f"Xid {x} ({NAMES.get(x, 'see the Xid catalog')}) x{counts[x]} on "
-                         f"{', '.join(sorted(buses[x]))}" for x in codes)
-
-    fatal = sorted(x for x in counts if x in FATAL)
-    other = sorted(x for x in counts if x not in FATAL and x not in APPLICATION)
-    app = sorted(x for x in counts if x in APPLICATION)
+    judged = judge_groups(host_facts.get("groups") or [])
     read = f"{source}, {host_facts.get('lines')} lines since boot"
+    left_out = int(host_facts.get("left_out") or 0)
+    fatal = [(g, a) for g, a in judged if a.level == "fatal"]
+    check_ = [(g, a) for g, a in judged if a.level == "check"]
+    benign = [(g, a) for g, a in judged if a.level == "benign"]
     if fatal:
-        last = next(item for item in reversed(xids) if item["xid"] in FATAL)
+        todo = "; ".join(sorted({ACTIONS.get(a.action, f"the driver's recovery action: {a.action}") for _, a in fatal}))
+        example = max(fatal, key=lambda item: int(item[0]["count"]))[0]
         return finding(check, host, Status.FAIL,
-                       f"{check}: {listing(fatal)} in the kernel log of {host}: the GPU needs a reset or the node a "
-                       f"reboot (NVIDIA Xid catalog); a job there crashes or hangs. Last: Xid {last['xid']}, "
-                       f"{last['text'][:160]}", observed=listing(fatal), expected="no GPU-fatal Xid since boot",
-                       remedy="nvidia-smi -q | grep -A3 -i -E 'remapp|recovery'; drain the node, then nvidia-smi -r "
-                              "(or reboot); RMA if it comes back (79: reseat / check PCIe power)")
-    if other:
+                       f"{check}: {listing(fatal)} in the kernel log of {host} ({read}): NVIDIA's Xid catalog says "
+                       f"{'; '.join(a.why for a in _distinct(fatal))}; a job there crashes or hangs. E.g. Xid "
+                       f"{example['xid']} on {example['bus']}: {example['text'][:160]}", observed=listing(fatal),
+                       expected="no Xid that needs a GPU reset, a reboot or support since boot",
+                       remedy=f"drain the node, then: {todo}  # nvidia-smi -q | grep -A3 -i -E 'remapp|recovery' "
+                              "shows what the driver asks; RMA if it comes back")
+    unreadable = host_facts.get("unreadable") or []
+    if check_ or left_out or unreadable:
+        more = (f"; {left_out} more kinds of Xid not listed by the probe" if left_out else "") + (
+            f"; {len(unreadable)} Xid lines without a readable code ({unreadable[0][:120]})" if unreadable else "")
         return finding(check, host, Status.WARN,
-                       f"{check}: {listing(other)} in the kernel log of {host} ({read}): look the code up in "
-                       "NVIDIA's Xid catalog before running a job there", observed=listing(other),
-                       expected="no Xid since boot", remedy="dmesg -T | grep -A2 'NVRM: Xid'")
-    note = f"; application Xids only: {listing(app)} (a job's own fault)" if app else ""
-    return finding(check, host, Status.PASS, f"{check}: no GPU-fatal Xid in the kernel log of {host} ({read}){note}",
-                   observed=f"{len(xids)} Xid lines", expected="no GPU-fatal Xid since boot")
+                       f"{check}: {listing(check_) or 'no listed Xid needs action'}{more} in the kernel log of {host} "
+                       f"({read}): the catalog gives no clear action; look the code up before running a job there",
+                       observed=listing(check_) + more, expected="no Xid since boot",
+                       remedy="dmesg -T | grep -A2 'NVRM: Xid'  # NVIDIA: analyzing-xid-catalog.html")
+    note = (f"; application or ignorable Xids only: {listing(benign)} (the catalog: restart the application / no "
+            "action)") if benign else ""
+    return finding(check, host, Status.PASS, f"{check}: no Xid needing a GPU reset or reboot in the kernel log of "
+                   f"{host} ({read}){note}", observed=f"{host_facts.get('xid_lines') or 0} Xid lines",
+                   expected="no Xid that needs a GPU reset, a reboot or support since boot")
+
+
+def _distinct(judged: list[tuple[dict[str, Any], Assessment]]) -> list[Assessment]:
+    return list({a.why: a for _, a in judged}.values())
+
+
+def listing(judged: list[tuple[dict[str, Any], Assessment]], most: int = 6) -> str:
+    """``Xid 119 (GSP RPC Timeout) x5 on 0000:9b:00 over 5m55s, ...``: one item per code and cause, GPUs joined."""
+    items: dict[tuple[int, int | None], list[dict[str, Any]]] = {}
+    for group, _ in judged:
+        items.setdefault((group["xid"], group.get("cause")), []).append(group)
+    texts = []
+    for (xid, cause), groups in items.items():
+        entry = XIDS.get(xid)
+        name = entry.name if entry else "not in the catalog"
+        why = ""
+        if cause and cause != xid:
+            cause_entry = XIDS.get(cause)
+            why = f", caused by Xid {cause}" + (f" ({cause_entry.mnemonic})" if cause_entry else "")
+        count = sum(int(g["count"]) for g in groups)
+        buses = ", ".join(sorted({g["bus"] for g in groups}))
+        texts.append(f"Xid {xid} ({name}{why}) x{count} on {buses}{_span(groups)}")
+    extra = f", and {len(texts) - most} more" if len(texts) > most else ""
+    return ", ".join(texts[:most]) + extra
+
+
+def _span(groups: list[dict[str, Any]]) -> str:
+    """`` over 2h58m`` between the first and the last event when both times can be read; else ``""``."""
+    if sum(int(g["count"]) for g in groups) < 2:
+        return ""
+    firsts = [_seconds(g.get("first")) for g in groups]
+    lasts = [_seconds(g.get("last")) for g in groups]
+    if None in firsts or None in lasts:
+        return ""
+    seconds = int(max(x for x in lasts if x is not None) - min(x for x in firsts if x is not None))
+    if seconds < 0:
+        return ""
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [(days, "d"), (hours, "h"), (minutes, "m"), (secs, "s")]
+    shown = [f"{value}{unit}" for value, unit in parts if value][:2]
+    return f" over {''.join(shown) or '0s'}"
+
+
+def _seconds(when: str | None) -> float | None:
+    """A line time (see ``line_time``) -> seconds on a common scale per format; None when it cannot be read."""
+    if not when:
+        return None
+    if re.fullmatch(r"\d+\.\d+", when):
+        return float(when)
+    for pattern, text in (("%a %b %d %H:%M:%S %Y", re.sub(r" +", " ", when)), ("%Y-%m-%dT%H:%M:%S", when[:19]),
+                          ("%Y-%m-%d %H:%M:%S", when[:19]), ("%b %d %H:%M:%S", re.sub(r" +", " ", when))):
+        try:
+            return (datetime.strptime(text, pattern) - _EPOCH).total_seconds()
+        except ValueError:
+            continue
+    return None

@@ -158,7 +158,7 @@ def test_each_fault_is_named_on_its_host(clean: NetnsCluster, tmp_path: Path) ->
     assert "580.95.05" in by_host(report, "gpu.devices.driver")["node3"]["message"]
     assert "00000000:18:00.0: In Progress" in by_host(report, "gpu.fabricmanager.state")["node1"]["message"]
     xid = by_host(report, "gpu.xid.errors")
-    assert "Xid 119 (GSP RPC timeout) x5 on 0000:9b:00" in xid["node2"]["message"]
+    assert "Xid 119 (GSP RPC Timeout) x5 on 0000:9b:00 over 5m55s" in xid["node2"]["message"]
     assert "read kernel buffer failed" in xid["node3"]["message"] and "--sudo" in xid["node3"]["remedy"]
     assert "00000000:18:00.0: x8 (GPU supports x16)" in by_host(report, "gpu.pcie.link")["node1"]["message"]
     pcie = by_host(report, "gpu.pcie.link")
