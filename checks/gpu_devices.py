@@ -6,7 +6,11 @@ driver loaded; aggregate: lifetime), pending retired pages (pre-Ampere) and pend
 (Ampere and later). ``--query-compute-apps`` lists processes still holding a GPU; ``topo -m`` (the
 GPU/NIC affinity matrix) is recorded in the facts for the report (and the allreduce check's link classes), not
 judged; ``nvlink -s`` (preflight.nvlink: each GPU's links, up or ``<inactive>``, and their speed) is judged
-against the other GPUs of the same model in the cluster, and gives the allreduce check its NVLink floor.
+against what the GPU's board must have (an SXM / HGX board wires every link: a GPU with some links down, or with
+none up while another GPU of the host has some, is a fault even on a one-node cluster), then against the other
+GPUs of the same model in the cluster, and gives the allreduce check its NVLink floor. An output of topo -m or
+nvlink -s with nothing this module can read is an error quoting its first line (``topo_error``,
+``nvlink_error``), never a verdict on nothing.
 
 ``nvidia-smi`` is looked up on PATH, then in /usr/local/nvidia/bin (where NVIDIA's container toolkit
 mounts the driver's tools; an SSH session into a container does not get the image's PATH), /usr/bin.
@@ -16,8 +20,9 @@ Finding ids: gpu.devices.smi (nvidia-smi present and answering), gpu.devices.cou
 gpu.devices.driver (one driver version across the cluster: drift warns), gpu.devices.ecc (volatile
 uncorrected errors fail, lifetime ones warn), gpu.devices.rows (a pending retirement / remap or a failed
 remap fails), gpu.devices.persistence (Disabled warns), gpu.devices.processes (a process on a GPU fails),
-gpu.devices.nvlink (fewer NVLinks up, or slower ones, than most GPUs of the same model fails; none up where most
-have some warns: a bridge missing or NVLink disabled).
+gpu.devices.nvlink (an SXM / HGX GPU with a link down fails, so does one with none up beside a GPU with some;
+fewer NVLinks up, or slower ones, than most GPUs of the same model fails; a whole SXM node with none up where
+most have some warns: NVLink disabled or not set up; a PCIe card without a bridge passes).
 
 >>> parse_csv("index, name, memory.total [MiB]\\n0, NVIDIA H100 80GB HBM3, 81559\\n")
 [{'index': '0', 'name': 'NVIDIA H100 80GB HBM3', 'memory.total': '81559'}]
@@ -40,7 +45,7 @@ from preflight.checks.base import Check, EvalContext, Facts, finding, majority
 from preflight.gpu_tools import tool_command, tool_paths
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
-from preflight.nvlink import active_links, link_speed, parse_nvlink
+from preflight.nvlink import active_links, against_board, board, down_links, link_speed, parse_nvlink, state
 
 SMI_PATHS = tool_paths("nvidia-smi")
 LOOKED_AT = "PATH, " + ", ".join(SMI_PATHS)
@@ -152,8 +157,8 @@ class GpuDevicesCheck(Check):
     not_applicable = "no NVIDIA GPUs to check"
     order = 56
     summary = ("NVIDIA GPUs (nvidia-smi): count = devices_per_host, one driver version, no uncorrected ECC "
-               "errors or pending row remaps, persistence mode on, no process holding a GPU, NVLinks up as on the "
-               "other GPUs of the model; topo -m recorded")
+               "errors or pending row remaps, persistence mode on, no process holding a GPU, every NVLink of an "
+               "SXM/HGX GPU up, others as on the other GPUs of the model; topo -m recorded")
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
         return [Probe("tool", find_tool_snippet("nvidia-smi", SMI_PATHS), timeout=5),
@@ -167,7 +172,7 @@ class GpuDevicesCheck(Check):
         tool = outputs.get("tool")
         path = tool.stdout.strip().splitlines()[-1].strip() if tool and tool.ok and tool.stdout.strip() else None
         facts: Facts = {"tool": path, "error": None, "gpus": [], "driver": None, "processes": [],
-                        "apps_error": None, "topology": None, "nvlink": None}
+                        "apps_error": None, "topology": None, "topo_error": None, "nvlink": None, "nvlink_error": None}
         if path is None:
             return facts
         query = outputs.get("query", ProbeOutput("", "not run", None))
@@ -184,19 +189,25 @@ class GpuDevicesCheck(Check):
         facts["processes"] = parse_apps(apps.stdout)
         if not apps.ok and not facts["processes"]:
             facts["apps_error"] = error_text(apps)
-        facts["topology"] = parse_topology(outputs.get("topo", ProbeOutput("")).stdout)
-        facts["nvlink"] = parse_nvlink(outputs.get("nvlink", ProbeOutput("")).stdout)
+        topo = outputs.get("topo", ProbeOutput("")).stdout
+        facts["topology"] = parse_topology(topo)
+        if facts["topology"] is None and topo.strip():
+            first = next(line.strip() for line in _ANSI.sub("", topo).splitlines() if line.strip())
+            facts["topo_error"] = f"nvidia-smi topo -m printed no GPU matrix: first line {first[:200]!r}"
+        facts["nvlink"], facts["nvlink_error"] = parse_nvlink(outputs.get("nvlink", ProbeOutput("")).stdout)
         return facts
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
         findings: list[Finding] = []
         usable = {host: f for host, f in facts.items() if f.get("tool") and not f.get("error")}
         drivers = {host: str(f["driver"]) for host, f in usable.items() if f.get("driver")}
-        models = _nvlink_models(usable)
+        models = _nvlink_models({host: f for host, f in facts.items() if f.get("tool")})
         for host in sorted(facts):
             host_facts = facts[host]
             if host not in usable:
                 findings.append(_smi_problem(host, host_facts))
+                if host_facts.get("tool") and host_facts.get("nvlink"):  # nvlink -s answered where the query did not
+                    findings.append(_judge_nvlink(host, host_facts, models))
                 continue
             gpus: list[dict[str, Any]] = host_facts.get("gpus") or []
             findings.append(finding("gpu.devices.smi", host, Status.PASS,
@@ -207,7 +218,7 @@ class GpuDevicesCheck(Check):
             findings.append(_judge_rows(host, gpus))
             findings.append(_judge_persistence(host, gpus))
             findings.append(_judge_processes(host, host_facts, gpus))
-            findings.append(_judge_nvlink(host, host_facts.get("nvlink"), models))
+            findings.append(_judge_nvlink(host, host_facts, models))
         return findings
 
 
@@ -354,13 +365,15 @@ def _judge_processes(host: str, host_facts: Facts, gpus: Sequence[dict[str, Any]
                    observed="none", expected="no process on any GPU")
 
 
-def _nvlink_models(usable: Mapping[str, Facts]) -> dict[str, tuple[tuple[int, bool], tuple[float | None, bool]]]:
+def _nvlink_models(facts: Mapping[str, Facts]) -> dict[str, tuple[tuple[int, bool], tuple[float | None, bool]]]:
     """GPU model -> ((most common count of NVLinks up, strict majority?), (most common link speed, strict?)) over
-    every GPU of that model in the cluster."""
+    every GPU of that model in the cluster whose links were read."""
     counts: dict[str, dict[str, int]] = {}
     speeds: dict[str, dict[str, float | None]] = {}
-    for host, facts in usable.items():
-        for index, gpu in (facts.get("nvlink") or {}).items():
+    for host, host_facts in facts.items():
+        for index, gpu in (host_facts.get("nvlink") or {}).items():
+            if state(gpu) == "unread":
+                continue
             key = f"{host}:{index}"
             counts.setdefault(str(gpu.get("name")), {})[key] = active_links(gpu)
             speed = link_speed(gpu)
@@ -368,45 +381,74 @@ def _nvlink_models(usable: Mapping[str, Facts]) -> dict[str, tuple[tuple[int, bo
     return {name: (majority(counts[name]), majority({k: v for k, v in speeds[name].items() if v})) for name in counts}
 
 
-def _judge_nvlink(host: str, nvlink: Mapping[str, Any] | None,
+def _judge_nvlink(host: str, host_facts: Facts,
                   models: Mapping[str, tuple[tuple[int, bool], tuple[float | None, bool]]]) -> Finding:
+    """Each GPU against its board (an SXM / HGX board wires every link: preflight.nvlink.board), then against the
+    other GPUs of its model in the cluster (PCIe cards: a bridge's links, or none)."""
     check = "gpu.devices.nvlink"
+    nvlink: Mapping[str, Any] = host_facts.get("nvlink") or {}
     if not nvlink:
+        if host_facts.get("nvlink_error"):
+            return finding(check, host, Status.ERROR, f"{check}: could not read the NVLinks on {host}: "
+                           f"{host_facts['nvlink_error']}", observed=str(host_facts["nvlink_error"]),
+                           expected="nvidia-smi nvlink -s lists every GPU")
         return finding(check, host, Status.SKIP, f"{check}: nvidia-smi nvlink -s listed no GPU on {host}")
     down: list[str] = []
     none_up: list[str] = []
     slow: list[str] = []
+    unread: list[str] = []
     for index, gpu in sorted(nvlink.items(), key=lambda item: int(item[0])):
-        (count, count_sure), (speed, speed_sure) = models[str(gpu.get("name"))]
-        up, mine = active_links(gpu), link_speed(gpu)
-        if up == 0 and count > 0 and count_sure:
-            none_up.append(f"GPU {index}: no NVLink up (most {gpu.get('name')} have {count})")
-        elif 0 < up < count and count_sure:
-            off = sorted((k for k, v in (gpu.get("links") or {}).items() if not v), key=int)
-            down.append(f"GPU {index}: {up} of {count} NVLinks up (down: {', '.join(off) or 'none listed'})")
+        name = str(gpu.get("name"))
+        if state(gpu) == "unread":
+            unread.append(f"GPU {index}: {gpu.get('note')}")
+            continue
+        (count, count_sure), (speed, speed_sure) = models[name]
+        up, mine, known = active_links(gpu), link_speed(gpu), board(name)
+        peers = max((active_links(g) for i, g in nvlink.items() if i != index and g.get("name") == name), default=0)
+        wrong = against_board(index, gpu, peers)
+        if wrong:
+            down.append(wrong)
+        elif up == 0 and count > 0 and count_sure and known:
+            none_up.append(f"GPU {index}: no NVLink up (most {name} have {count})")
+        elif 0 < up < count and count_sure and not known:
+            down.append(f"GPU {index}: {up} NVLinks up, most {name} have {count} "
+                        f"(down: {', '.join(down_links(gpu)) or 'none listed'})")
         elif mine and speed and speed_sure and mine < 0.9 * speed:
-            slow.append(f"GPU {index}: NVLinks at {mine:g} GB/s (most {gpu.get('name')} run {speed:g})")
+            slow.append(f"GPU {index}: NVLinks at {mine:g} GB/s (most {name} run {speed:g})")
     first = next(iter(down or slow or none_up), "GPU 0").split(":")[0].removeprefix("GPU ")
     remedy = (f"nvidia-smi nvlink -s -i {first}; nvidia-smi nvlink -e -i {first}  # error counters; drain the node "
               "and have the GPU/baseboard (or its NVLink bridge) checked; on NVSwitch systems also "
               "systemctl status nvidia-fabricmanager")
+    expected = ("every NVLink up on SXM/HGX GPUs (their board wires them all); elsewhere as many, at the same "
+                "speed, as on the other GPUs of the model")
     if down or slow:
         listing = "; ".join(down + slow)
         return finding(check, host, Status.FAIL,
                        f"{check}: {host} has NVLinks down or slow ({listing}): NCCL's traffic between these GPUs "
-                       "runs at a fraction of the other nodes' speed, or falls back to PCIe",
-                       observed=listing, expected="as many NVLinks up, at the same speed, as on the other GPUs",
-                       device=int(first), remedy=remedy)
+                       "runs at a fraction of the board's speed, or falls back to PCIe",
+                       observed=listing, expected=expected, device=int(first), remedy=remedy)
     if none_up:
         listing = "; ".join(none_up)
         return finding(check, host, Status.WARN,
-                       f"{check}: {host} has GPUs with no NVLink up ({listing}): an NVLink bridge missing, or "
-                       "NVLink disabled; their traffic goes over PCIe", observed=listing,
-                       expected="NVLinks up as on the other GPUs of the model", device=int(first), remedy=remedy)
-    ups = sorted({active_links(g) for g in nvlink.values()})
-    speeds = sorted({s for g in nvlink.values() if (s := link_speed(g))})
-    what = ("no NVLink" if ups == [0] else
-            f"{'/'.join(map(str, ups))} NVLinks up per GPU" + (f" at {'/'.join(f'{s:g}' for s in speeds)} GB/s"
-                                                              if speeds else ""))
-    return finding(check, host, Status.PASS, f"{check}: {len(nvlink)} GPUs on {host}: {what}",
-                   observed=what, expected="NVLinks up as on the other GPUs of the model")
+                       f"{check}: {host} has GPUs with no NVLink up ({listing}): NVLink disabled or not set up "
+                       "on this node; their traffic goes over PCIe", observed=listing,
+                       expected=expected, device=int(first), remedy=remedy)
+    read = [g for g in nvlink.values() if state(g) != "unread"]
+    if not read:
+        return finding(check, host, Status.SKIP, f"{check}: no GPU's NVLinks readable on {host} ({'; '.join(unread)})",
+                       observed="; ".join(unread))
+    return finding(check, host, Status.PASS, f"{check}: {len(read)} GPUs on {host}: {_nvlink_summary(read)}"
+                   + (f" ({'; '.join(unread)}: not judged)" if unread else ""),
+                   observed=_nvlink_summary(read), expected=expected)
+
+
+def _nvlink_summary(gpus: Sequence[Mapping[str, Any]]) -> str:
+    """``12 NVLinks up per GPU at 25 GB/s (A100 SXM4: 12 wired)`` or ``no NVLink``."""
+    ups = sorted({active_links(g) for g in gpus})
+    speeds = sorted({s for g in gpus if (s := link_speed(g))})
+    boards = sorted({f"{b.what}: {b.links} wired" for g in gpus if (b := board(str(g.get("name")))) and b.links})
+    if ups == [0]:
+        return "no NVLink"
+    return (f"{'/'.join(map(str, ups))} NVLinks up per GPU" + (f" at {'/'.join(f'{s:g}' for s in speeds)} GB/s"
+                                                              if speeds else "")
+            + (f" ({', '.join(boards)})" if boards else ""))
