@@ -13,7 +13,8 @@ Hosts with RDMA devices (``/sys/class/infiniband``) use GPUDirect RDMA through t
 module (``nv_peer_mem`` from MLNX_OFED before it). Without it NCCL stages every inter-node transfer through host
 memory; recent NCCL with the open kernel module can use DMA-BUF instead, so a missing module only warns.
 
-Finding ids: gpu.fabricmanager.state (NVSwitch fabric up: fail; skip without NVSwitch), gpu.fabricmanager.peermem
+Finding ids: gpu.fabricmanager.state (NVSwitch fabric up: fail; skip without NVSwitch, or naming the error when `-q`
+printed nothing readable), gpu.fabricmanager.peermem
 (warn; skip without RDMA devices).
 
 >>> _fabric_problems([{"bus_id": "00000000:18:00.0", "state": "In Progress", "status": None}])
@@ -25,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from preflight.ascend.hccn_tool import find_tool_snippet
+from preflight.ascend.hccn_tool import error_text, find_tool_snippet
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
 from preflight.gpu_tools import tool_command, tool_paths
@@ -76,9 +77,13 @@ class GpuFabricManagerCheck(Check):
         path = tool.stdout.strip().splitlines()[-1].strip() if tool.ok and tool.stdout.strip() else None
         service = outputs.get("service", empty).stdout.split()
         modules = outputs.get("modules", empty).stdout.splitlines()
+        query = outputs.get("query", empty)
+        gpus = parse_fabric(query.stdout) if path else []
+        unread = path and not gpus and "no devices were found" not in (query.stdout + query.stderr).lower()
         return {
             "tool": path,
-            "gpus": parse_fabric(outputs.get("query", empty).stdout) if path else [],
+            "error": f"nvidia-smi -q failed: {error_text(query)}" if unread else None,
+            "gpus": gpus,
             "nvswitches": sorted(line.strip() for line in outputs.get("nvswitch", empty).stdout.splitlines()
                                  if line.strip().startswith("nvidia-nvswitch")),
             "service": service[0] if service and service[0] in _STATES else None,
@@ -112,6 +117,9 @@ def _judge_state(host: str, host_facts: Facts) -> Finding:
                            expected="Fabric State Completed, Status Success on every GPU", remedy=remedy)
         return finding(check, host, Status.PASS, f"{check}: NVSwitch fabric registered on every GPU of {host}",
                        observed=f"{len(fabric)} GPUs Completed / Success", expected="Completed / Success")
+    if not switches and host_facts.get("error"):
+        return finding(check, host, Status.SKIP, f"{check}: {host_facts['error']} on {host}: no GPU's fabric state "
+                       "could be read, and there is no /dev/nvidia-nvswitch*", observed=str(host_facts["error"]))
     if not switches:
         return finding(check, host, Status.SKIP, f"{check}: no NVSwitch on {host} (no GPU reports a fabric state, "
                        "no /dev/nvidia-nvswitch*): fabric manager not needed")
