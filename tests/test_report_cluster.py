@@ -139,7 +139,7 @@ def test_throttled_host_is_red_everywhere(throttled: Run, healthy: Run) -> None:
                                            if c.find("failure") is not None))
     families = {f.name: f for f in text_string_to_metric_families(throttled.file("preflight.prom").read_text())}
     status = {(s.labels["check"], s.labels["host"]): s.value for s in families["preflight_check_status"].samples}
-    assert status[("allreduce.busbw", "node3")] == 2 and status[("baseline.busbw", "node1")] == 2
+    assert status[("allreduce.busbw", "node3")] == 3 and status[("baseline.busbw", "node1")] == 3  # 3 = fail
     busbw = {frozenset((s.labels["host"], s.labels["peer"])): s.value
              for s in families["preflight_allreduce_busbw_gbps"].samples}
     assert busbw[frozenset(("node1", "node3"))] < busbw[frozenset(("node1", "node2"))] / 5
