@@ -2,8 +2,9 @@
 
 A container's command is what Kubernetes starts: ``command`` + ``args``, ``$(VAR)`` replaced by the container's
 ``env`` (``$$`` is a literal ``$``; an unknown name stays as written), the downward API's ``spec.nodeName``
-given as the node. Paths under a volume's ``mountPath`` are moved under a folder of the test (what the volume
-is there); hostPath and emptyDir volumes keep their path (the node's own, as on a real node).
+given as the node, the Job controller's uid label as ``JOB_UID`` and its completion index annotation as the
+index. Paths under a volume's ``mountPath`` are moved under a folder of the test (what the volume is there);
+hostPath and emptyDir volumes keep their path (the node's own, as on a real node).
 
 >>> expand("/facts/$(NODE).json $$(NODE) $(OTHER)", {"NODE": "n1"})
 '/facts/n1.json $(NODE) $(OTHER)'
@@ -20,6 +21,7 @@ from typing import Any
 import yaml
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "kubernetes"
+JOB_UID = "0d6f3c2e-36aa-4c1e-9b1e-5a7f2f1e0b36"  # what `metadata.labels['batch.kubernetes.io/controller-uid']` reads
 
 
 def manifests() -> list[tuple[Path, int, dict[str, Any]]]:
@@ -53,17 +55,28 @@ def pod_template(doc: Mapping[str, Any]) -> dict[str, Any]:
     return spec
 
 
-def container_command(doc: Mapping[str, Any], node: str, volumes: Mapping[str, Path]) -> PodCommand:
-    """The first container of a Job's Pod, for ``node``; ``volumes``: volume name -> its folder here (configMap
-    and persistentVolumeClaim volumes must be given; hostPath and emptyDir keep the node's path)."""
+def containers(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every container of a Job's Pod, init containers first."""
     spec = pod_template(doc)
-    container = spec["containers"][0]
+    return [*spec.get("initContainers", []), *spec["containers"]]
+
+
+def container_command(doc: Mapping[str, Any], node: str, volumes: Mapping[str, Path], name: str | None = None,
+                      index: int = 0) -> PodCommand:
+    """The container ``name`` (default: the first app container) of a Job's Pod ``index``, for ``node``;
+    ``volumes``: volume name -> its folder here (configMap and persistentVolumeClaim volumes must be given;
+    hostPath and emptyDir keep the node's path)."""
+    spec = pod_template(doc)
+    container = spec["containers"][0] if name is None else next(c for c in containers(doc) if c["name"] == name)
+    fields = {"spec.nodeName": node, "metadata.labels['batch.kubernetes.io/controller-uid']": JOB_UID,
+              "metadata.annotations['batch.kubernetes.io/job-completion-index']": str(index)}
     env: dict[str, str] = {}
     for item in container.get("env", []):
+        field = item.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
         if "value" in item:
             env[item["name"]] = expand(str(item["value"]), env)
-        elif item.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName":
-            env[item["name"]] = node
+        elif field in fields:
+            env[item["name"]] = fields[field]
         else:
             raise ValueError(f"env {item['name']}: not emulated here")
     kinds = {v["name"]: v for v in spec.get("volumes", [])}
