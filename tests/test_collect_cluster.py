@@ -19,7 +19,7 @@ import pytest
 import yaml
 from cli_runner import preflight
 from conftest import cluster_fixture
-from k8s_pods import PodCommand, config_map, container_command, job
+from k8s_pods import JOB_UID, PodCommand, config_map, container_command, containers, job
 from netns_cluster import NetnsCluster
 
 pytestmark = pytest.mark.cluster
@@ -189,7 +189,10 @@ def test_gpu_example_pods_print_facts_that_judge_reads(cluster: NetnsCluster, tm
             (facts / f"{node}.json").write_text(proc.stdout)  # collect-and-judge.sh: kubectl logs > NODE.json
         site = yaml.safe_load((volumes["hosts"] / "hosts.yaml").read_text())  # the same, with SSH to the nodes
         ssh_hosts = cluster.write_hosts_yaml(tmp_path / "ssh-hosts.yaml", cluster=site["cluster"],
-                                             extra_defaults={**site["defaults"], "python": "python3"})
+                                             extra_defaults=site["defaults"])
+        ssh_doc = yaml.safe_load(ssh_hosts.read_text())
+        del ssh_doc["defaults"]["python"]  # as the Pods: python3 on PATH, a guess (a named one changes versions.*)
+        ssh_hosts.write_text(yaml.safe_dump(ssh_doc))
         ran = preflight("run", "--hosts", ssh_hosts, "--json", "--report-dir", tmp_path / "run")
     finally:
         for node in NODES:
@@ -219,6 +222,8 @@ def test_npu_example_pods_write_facts_the_judge_pod_reads(cluster: NetnsCluster,
             proc = run_pod(cluster, node, container_command(job("preflight-facts-npu"), node, volumes))
             assert proc.returncode == 0 and proc.stdout == "", proc.stdout
         assert sorted(p.name for p in volumes["facts"].iterdir()) == [f"{n}.json" for n in NODES]
+        assert {json.loads(p.read_text())["run_id"] for p in volumes["facts"].iterdir()} == {JOB_UID}, \
+            "the Job's uid (controller-uid label -> PREFLIGHT_RUN_ID) is each file's run"
         judge_pod = container_command(job("preflight-judge-npu"), NODES[0], volumes)
         proc = run_pod(cluster, NODES[0], judge_pod)
     finally:
@@ -233,3 +238,27 @@ def test_npu_example_pods_write_facts_the_judge_pod_reads(cluster: NetnsCluster,
         dict.fromkeys(NODES, "pass")
     assert {f["host"] for f in report["findings"] if f["check"] == "npu.chip"} == set(NODES)
     assert {f["status"] for f in report["findings"] if f["check"] == "hccn.reachability"} == {"skip"}
+
+
+def test_node_check_pods_pass_on_healthy_gpu_nodes(cluster: NetnsCluster) -> None:
+    """cluster-check-job.yaml's Pod and init-container.yaml's init container (with the trainer's --ranks and the
+    site threshold in PREFLIGHT_NODE_SET): `preflight node` on each node with 8 healthy (simulated) GPUs prints one
+    OK line and exits 0, so the trainer would start (versions.gpu_driver skipped: no driver file in the simulator)."""
+    checks = [(name, c["name"]) for name in ("preflight-nodes", "train") for c in containers(job(name))
+              if c["command"][:2] == ["preflight", "node"]]
+    assert checks == [("preflight-nodes", "preflight"), ("train", "preflight")]
+    for index, node in enumerate(NODES):
+        gpu_sim.install(cluster, node, gpu_sim.healthy_state(8, node=index + 1, hcas=0))  # no RDMA in a netns
+    try:
+        for name, container in checks:
+            for node in NODES:
+                command = container_command(job(name), node, {}, name=container)
+                # The simulator has no /proc/driver/nvidia/version (procfs takes no file of ours).
+                command.argv.extend(["--skip", "versions.gpu_driver"])
+                proc = run_pod(cluster, node, command)
+                assert proc.returncode == 0, (name, node, proc.stdout)
+                assert proc.stdout.startswith(f"preflight node {node}: OK"), proc.stdout
+    finally:
+        for node in NODES:
+            gpu_sim.uninstall(cluster, node)
+
