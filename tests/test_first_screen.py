@@ -4,6 +4,7 @@ problems (one cause on many hosts printed once, with the hosts as a range)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from preflight.app import select_checks
 from preflight.engine import host_findings
 from preflight.inventory import Host
 from preflight.model import Finding, HostResult, Report, Status
-from preflight.render import terminal
+from preflight.render import html, terminal
 from preflight.render.summary import problems
 
 
@@ -102,6 +103,14 @@ def test_families_that_do_not_apply_are_left_out_of_the_matrix_and_named_once() 
     assert _columns(text) == {"hosts", "ssh", "os", "sysctl"}
     assert ("left out of the table: npu, hccn, gpu, nccl (not applicable to this cpu cluster), firewall (skipped "
             "on every host)") in " ".join(text.split())
+
+
+def test_the_html_matrix_leaves_out_the_same_families() -> None:
+    page = html.render(_npu_report())
+    matrix = page[page.index('<table id="matrix">'):]
+    heads = re.findall(r"<th>([^<]+)</th>", matrix[:matrix.index("</tr>")])
+    assert {"ssh", "os", "npu", "hccl", "hccn"} <= set(heads) and not {"gpu", "nccl"} & set(heads), heads
+    assert "left out of the table: gpu, nccl (not applicable to this npu cluster)" in page
 
 
 def test_a_missing_identity_file_on_sixteen_hosts_is_one_problem_naming_the_range() -> None:

@@ -99,7 +99,10 @@ def _summary(report: Report) -> str:
 
 
 def _matrix(report: Report) -> str:
-    columns = summary.families(report)
+    """The hosts x check-families table, identical rows folded, worst first; the families that did not apply
+    (all skips) left out and named under it, as in the terminal."""
+    idle = summary.idle_families(report)
+    columns = [c for c in summary.families(report) if c not in idle]
     cells: dict[str, dict[str, Status]] = defaultdict(dict)
     for f in report.findings:
         if f.host is None:
@@ -119,6 +122,8 @@ def _matrix(report: Report) -> str:
                       else "<td></td>" for s in statuses)
         out.append(f'<tr><td class="hosts">{_e(label)}</td>{tds}</tr>')
     out.append("</table>")
+    if note := summary.idle_note(report):
+        out.append(f'<p class="muted">{_e(note)}</p>')
     return "\n".join(out)
 
 

@@ -85,6 +85,24 @@ def idle_families(report: Report) -> dict[str, bool]:
     return {family: applies for family, applies in skipped.items() if family not in busy}
 
 
+def idle_note(report: Report) -> str | None:
+    """The line that names the families left out of the hosts x checks tables (terminal and HTML), or None.
+
+    >>> skip = [Finding("gpu.xid", None, Status.SKIP, "m"), Finding("nccl.env", None, Status.SKIP, "m")]
+    >>> idle_note(Report([], skip, [], "", 0.0, extra={"cluster": {"accelerator": "npu"}}))
+    'left out of the table: gpu, nccl (not applicable to this npu cluster)'
+    """
+    idle = idle_families(report)
+    if not idle:
+        return None
+    accelerator = (report.extra.get("cluster") or {}).get("accelerator")
+    why = {True: "not applicable" + (f" to this {accelerator} cluster" if accelerator else ""),
+           False: "skipped on every host"}
+    return "left out of the table: " + ", ".join(
+        f"{', '.join(f for f, kind in idle.items() if kind is applies)} ({why[applies]})"
+        for applies in (True, False) if applies in idle.values())
+
+
 def busbw_pairs(report: Report) -> dict[frozenset[str], tuple[float, Status]]:
     """Inter-host device-0 all_reduce pairs of the report: {host, peer} -> (lowest busbw, worst status);
     a pair that fell below the baseline (``baseline.busbw``) counts as failing too.

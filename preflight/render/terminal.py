@@ -25,6 +25,7 @@ from preflight.render.summary import (
     fold,
     hosts_text,
     idle_families,
+    idle_note,
     problems,
 )
 
@@ -132,12 +133,8 @@ def render(report: Report, console: Console) -> None:
         console.print(Text(f"accelerator {cluster.get('accelerator')}: {cluster['accelerator_reason']}", style="dim"))
     if "paramiko" in cluster.get("ssh_config", ""):  # the fallback that misses Include: say so
         console.print(Text(f"ssh config: {cluster['ssh_config']}", style="yellow"))
-    if idle := idle_families(report):
-        where = f" to this {cluster['accelerator']} cluster" if cluster.get("accelerator") else ""
-        why = {True: f"not applicable{where}", False: "skipped on every host"}
-        console.print(Text("left out of the table: " + ", ".join(
-            f"{', '.join(f for f, kind in idle.items() if kind is applies)} ({why[applies]})"
-            for applies in (True, False) if applies in idle.values()), style="dim"))
+    if note := idle_note(report):
+        console.print(Text(note, style="dim"))
     console.print()
     for number, table in enumerate(matrices(report, console.width)):
         if number:
