@@ -1,0 +1,66 @@
+"""Decoded codes: the second layer of ``explain`` (after an exact signature, before keyword families).
+
+A vendor's code seen in a log (CANN ``EI0006``, ACL ``507033``, HcclResult ``error code is 9``,
+``ncclResult_t`` 6, ``cudaError_t`` 2, ``Xid 79``, a torchrun exit ``-9``...) is decoded from the vendor's own
+table even when no log sample of that code exists. Each table is a module of ``preflight.explain`` (or the
+neutral ``preflight.xid_catalog``) exposing a :class:`CodeTable`: where the table comes from (source URL and
+version), its entries, and ``find(line)``, the codes of that table a line carries. ``DECODERS`` (in
+``preflight.explain.tables``) lists them in the order they are tried.
+
+>>> t = CodeTable("demo", "https://example.org/codes", "1.0",
+...               {"E1": Code("E1", "E_ONE", "the first failure", "driver", "restart it")},
+...               lambda line: [m.group(0) for m in __import__("re").finditer(r"\\bE\\d\\b", line)])
+>>> [d.code.name for d in t.decode("boom: E1 and E7")]
+['E_ONE']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Code:
+    """One entry of a vendor's code table.
+
+    ``category`` is one of ``preflight.explain.signature.CATEGORIES``; ``root_cause`` False for codes that
+    only say some other rank or layer failed (a timeout, a remote abort), as for signatures.
+    """
+
+    code: str  # as the table writes it: "EI0006", "507033", "6", "cudaErrorMemoryAllocation" ...
+    name: str  # the symbolic name: "ACL_ERROR_RT_...", "ncclRemoteError", "HCCL_E_TIMEOUT"
+    meaning: str  # the table's own description, short
+    category: str
+    fix: str
+    checks: tuple[str, ...] = ()  # the preflight checks that verify it on the hosts
+    root_cause: bool = True
+
+
+@dataclass(frozen=True)
+class CodeTable:
+    """A vendor's code table: its source (URL) and version, its entries, and how to find its codes in a line."""
+
+    name: str  # "cann", "hccl_result", "nccl_result", "cuda_error", "xid", "torchrun_exit", ...
+    source: str
+    version: str
+    entries: Mapping[str, Code]
+    find: Callable[[str], list[str]] = field(repr=False, compare=False)  # line -> codes of this table in it
+
+    def decode(self, line: str) -> list[Decoded]:
+        """Every code of this table the line carries, decoded (unknown codes of its shape are left out)."""
+        return [Decoded(self, self.entries[c], line) for c in self.find(line) if c in self.entries]
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """A code found on a line, with the table it was decoded from."""
+
+    table: CodeTable
+    code: Code
+    line: str
+
+    def describe(self) -> str:
+        """``EI0006 (HCCL socket timeout) from CANN error codes 8.0.0``-style: what and from where."""
+        return (f"{self.code.code} {self.code.name}: {self.code.meaning} "
+                f"({self.table.name} {self.table.version}, {self.table.source})")
