@@ -12,8 +12,12 @@ CATEGORIES = (
     "wrong-interface", "address-family", "firewall", "rendezvous", "store-timeout", "launch-args",
     "version-mismatch", "shm", "memlock", "rdma", "fabric", "mtu", "p2p", "device-mapping", "oom",
     "hccl-timeout", "hccl-port", "hccl-stale-process", "hccl-link", "ssh", "hostfile", "driver",
-    "collective-mismatch", "open-files", "unknown",
+    "collective-mismatch", "open-files", "app-fault", "unknown",
 )
+# "app-fault" (issue 38, the vendor code tables): the job's own device code failed - a kernel/operator bug or
+# rejected inputs, a runtime API misused (CUDA 710 cudaErrorAssert, Xid 13/31/43, CANN EZxxxx, ACL 507015
+# AI Core exception, aclnn 561xxx): the model code or its op library, not the cluster, so no other category
+# (and no host check) fits it.
 
 
 @dataclass(frozen=True)
