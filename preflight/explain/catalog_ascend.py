@@ -15,17 +15,9 @@ from __future__ import annotations
 import re
 
 from preflight.explain.signature import Signature
+from preflight.explain.table_hccl import HCCL_RESULT
 
-# HcclResult, CANN's hccl_types.h: the number torch_npu prints as "error code is N" (with what it means).
-HCCL_RESULT: dict[int, str] = {
-    0: "HCCL_SUCCESS", 1: "HCCL_E_PARA (parameter)", 2: "HCCL_E_PTR (null pointer)", 3: "HCCL_E_MEMORY",
-    4: "HCCL_E_INTERNAL", 5: "HCCL_E_NOT_SUPPORT", 6: "HCCL_E_NOT_FOUND",
-    7: "HCCL_E_UNAVAIL (resource/port in use)", 8: "HCCL_E_SYSCALL", 9: "HCCL_E_TIMEOUT",
-    10: "HCCL_E_OPEN_FILE_FAILURE", 11: "HCCL_E_TCP_CONNECT", 12: "HCCL_E_ROCE_CONNECT", 13: "HCCL_E_TCP_TRANSFER",
-    14: "HCCL_E_ROCE_TRANSFER", 15: "HCCL_E_RUNTIME", 16: "HCCL_E_DRV (driver)", 17: "HCCL_E_PROFILING",
-    18: "HCCL_E_CCE", 19: "HCCL_E_NETWORK", 20: "HCCL_E_AGAIN", 21: "HCCL_E_REMOTE (error CQE)",
-}
-
+# HcclResult (the whole table: table_hccl): the number torch_npu prints as "error code is N".
 _CODES = "HcclResult codes: " + ", ".join(f"{code} {name[len('HCCL_'):]}" for code, name in HCCL_RESULT.items()
                                           if code) + "."
 
