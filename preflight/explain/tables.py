@@ -9,6 +9,12 @@ True
 
 from __future__ import annotations
 
+from preflight.explain import table_acl, table_cann
 from preflight.explain.decode import CodeTable
+from preflight.explain.table_hccl import HCCL_RESULTS
 
-DECODERS: tuple[CodeTable, ...] = ()
+DECODERS: tuple[CodeTable, ...] = (
+    *table_cann.TABLES,  # Ascend: CANN EE/EH/EI/EJ/EK/EL/EZ codes
+    HCCL_RESULTS,  # Ascend: HcclResult
+    *table_acl.TABLES,  # Ascend: aclError, aclnnStatus
+)

@@ -1,0 +1,263 @@
+"""The rows of CANN's error-code reference for the EE/EH/EI/EJ/EK/EL/EZ families (``table_cann`` builds the
+table from them): every entry of hicann/runtime's ``src/dfx/error_manager/error_code.json`` at tag
+v9.2.0-beta.1 whose code starts with one of those prefixes, 101 in all.
+
+Each row is ``(code, errTitle, ErrMessage, category, fix, root_cause)``: the title and message are the JSON's
+own (long messages cut at "..."); the fix is the JSON's "Solution", or where it says N/A, what the message
+asks for in our words. root_cause is False where the code only reports another rank's or layer's failure.
+
+>>> len(ROWS), len({r[0] for r in ROWS})
+(101, 101)
+"""
+
+from __future__ import annotations
+
+_PLOG = "Read the message's Reason and the plog (~/ascend/log) around it; "
+_ARGS = "Check the argument range and the call order of the function the message names (the program's bug, " \
+        "or a torch_npu/CANN version mismatch)."
+_HOSTMEM = "Free host memory (stop unneeded processes, smaller dataloader/prefetch); check the node's memory."
+_BUSY = "Close applications that are not in use on the NPU (`npu-smi info` lists them) and retry."
+
+Row = tuple[str, str, str, str, str, bool]
+
+ROWS: tuple[Row, ...] = (
+    # --- RTS (runtime) errors -----------------------------------------------------------------------
+    ("EE1001", "Invalid_Argument", "The argument is invalid. Reason: %s", "app-fault", _ARGS, True),
+    ("EE1002", "Execution_Error_Stream_Synchronize_Timeout", "Stream synchronize timeout. %s", "hccl-timeout",
+     "Check whether the timeout interval is properly set and whether the network is normal; find the rank or "
+     "operator the stream was waiting for.", False),
+    ("EE1003", "Invalid_Argument", "%s failed because value %s for parameter %s is invalid. Expected value: %s.",
+     "app-fault", _ARGS, True),
+    ("EE1004", "Invalid_Argument_Null_Pointer", "%s failed because %s cannot be a NULL pointer.", "app-fault",
+     "Try again with a correct pointer argument (a bug, or a framework/CANN version mismatch).", True),
+    ("EE1005", "Not_Supported", "The current system or device does not support %s.", "version-mismatch",
+     "Use a feature this NPU/driver/CANN supports, or upgrade the driver and CANN to versions that do.", True),
+    ("EE1006", "Not_Supported", "%s failed. %s is not supported. Reason: %s.", "version-mismatch",
+     "Use a feature this NPU/driver/CANN supports, or upgrade the driver and CANN to versions that do.", True),
+    ("EE1007", "Resource_Error_Bind_Stream", "Failed to bind stream (stream_id=%s). Reason: %s.", "app-fault",
+     "Unbind the stream from the already bound model and then rebind it to the current model.", True),
+    ("EE1009", "Execution_Error_Model", "Failed to execute model (model_id=%s). Reason: %s.", "app-fault",
+     _PLOG + "the model (graph) failed on the device.", True),
+    ("EE1010", "Execution_Error_Invalid_Context",
+     "%s execution failed because %s does not belong to the current context. Extended information: %s.",
+     "app-fault", "Use the stream/event in the context (device) it was created in: set the device first.", True),
+    ("EE1011", "Invalid_Argument", "%s failed. Value %s for parameter %s is invalid. Reason: %s.", "app-fault",
+     _ARGS, True),
+    ("EE1012", "Invalid_Argument", "%s failed. Value %s for %s is invalid. Reason: %s.", "app-fault", _ARGS, True),
+    ("EE1013", "Resource_Error_Insufficient_Host_Memory",
+     "Failed to allocate %s bytes of host memory via %s to Runtime.", "oom", _HOSTMEM, True),
+    ("EE1014", "File_Operation_Error_Parse", "Failed to parse the binary file of the operator. Reason: %s.",
+     "version-mismatch", "Rebuild and load the binary file of the operator (damaged, or built for another "
+     "CANN/SoC).", True),
+    ("EE1015", "Package_Error_Incorrect_Driver_Version",
+     "%s failed. Reason: The driver version capacity is insufficient. %s", "version-mismatch",
+     "Upgrade the NPU driver to the version this CANN needs.", True),
+    ("EE1016", "Not_Supported", "%s failed. Reason: %s.", "version-mismatch",
+     "Use a feature this NPU/driver/CANN supports, or upgrade the driver and CANN to versions that do.", True),
+    ("EE1017", "Invalid_Argument", "%s failed. Parameter %s is invalid. Reason: %s.", "app-fault", _ARGS, True),
+    ("EE1018", "Invalid_Argument_API_Call_Sequence", "%s failed. Reason: %s.", "app-fault",
+     "Call the runtime APIs in the order the Reason gives (the program's bug or a version mismatch).", True),
+    ("EE1019", "Execution_Error", "%s failed. Reason: %s.", "app-fault",
+     "Reduce the number of tasks delivered to the same stream; use multiple streams to submit tasks in "
+     "parallel.", True),
+    ("EE1020", "Invalid_Argument", "%s failed. Reason: Standard function %s failed. [Errno %s] %s. %s",
+     "app-fault", _PLOG + "a system call failed; the errno names why (permissions, memory, files).", True),
+    ("EE1021", "Resource_Error", "The runtime module failed to create host %s through API %s.", "oom",
+     "Stop unnecessary threads/processes so semaphores, locks and threads can be created (check ulimit -u).",
+     True),
+    ("EE1022", "Invalid_Argument", "%s failed. Values %s for parameters %s are invalid. Reason: %s.",
+     "app-fault", _ARGS, True),
+    ("EE1023", "Resource_Error", "%s failed. Reason: %s.", "oom",
+     "A device resource ran out (the Reason names it): free NPU memory/streams, stop other processes on the "
+     "NPU; search hiascend.com for EE1023.", True),
+    ("EE2002", "Config_Error_Invalid_Environment_Variable",
+     "Value %s for environment variable %s is invalid. Expected value: %s.", "launch-args",
+     "Reset the environment variable to a value in the expected range on every node.", True),
+    ("EE4001", "Model_Binding_Errors", "Failed to bind the stream to the model. %s", "app-fault",
+     "The stream is already bound to another model: remove the repeated binding from the code.", True),
+    ("EE4002", "Model_Unbinding_Errors", "Failed to unbind the stream to the model. %s", "app-fault",
+     "Unbind only a stream bound to that model, and only when the model is not running.", True),
+    ("EE4004", "Profiling_Enable_Errors", "Failed to enable profiling. %s", "launch-args",
+     "Do not enable profiling repeatedly (one profiling mode per job).", True),
+    # --- ACL errors ---------------------------------------------------------------------------------
+    ("EH0001", "Invalid_Argument", "Value %s for %s is invalid. Reason: %s.", "app-fault", _ARGS, True),
+    ("EH0002", "Invalid_Argument_Null_Pointer", "Argument %s must not be null.", "app-fault",
+     "Try again with a correct pointer argument (a bug, or a framework/CANN version mismatch).", True),
+    ("EH0003", "File_Operation_Error_Invalid_Path", "Path %s is invalid. Reason: %s.", "launch-args",
+     "Fix the path the message names (it must exist and be readable on every node).", True),
+    ("EH0004", "File_Operation_Error", "File %s is invalid. Reason: %s.", "launch-args",
+     "Fix or regenerate the file the message names (config, model, dump/profiling settings).", True),
+    ("EH0005", "Invalid_Argument", "AIPP argument %s is invalid. Reason: %s.", "app-fault", _ARGS, True),
+    ("EH0006", "Not_Supported", "%s is not supported. Reason: %s.", "version-mismatch",
+     "Use a feature this NPU/driver/CANN supports, or upgrade the driver and CANN to versions that do.", True),
+    ("EH0007", "Invalid_Argument", "%s failed because value %s for parameter %s is invalid. Expected value: %s.",
+     "app-fault", _ARGS, True),
+    ("EH0008", "Invalid_Argument_Null_Pointer", "%s failed because %s cannot be a NULL pointer.", "app-fault",
+     "Try again with a correct pointer argument (a bug, or a framework/CANN version mismatch).", True),
+    ("EH0009", "Invalid_Argument", "%s failed. Value %s for parameter %s is invalid. Reason: %s.", "app-fault",
+     _ARGS, True),
+    ("EH0010", "Resource_Error_Insufficient_Host_Memory",
+     "Failed to allocate %s bytes of host memory via %s to ACL.", "oom", _HOSTMEM, True),
+    ("EH0011", "Not_Supported", "The current system or device does not support %s.", "version-mismatch",
+     "Use a feature this NPU/driver/CANN supports, or upgrade the driver and CANN to versions that do.", True),
+    ("EH0012", "Invalid_Argument", "%s failed. Parameter %s is invalid. Reason: %s.", "app-fault", _ARGS, True),
+    ("EH0013", "Invalid_Argument", "%s failed. Reason: Standard function %s failed. [Errno %s] %s. %s",
+     "app-fault", _PLOG + "a system call failed; the errno names why (permissions, memory, files).", True),
+    ("EH0014", "Invalid_Argument_Null_Pointer", "%s failed because %s cannot be NULL pointers at the same time.",
+     "app-fault", "Try again with correct pointer arguments.", True),
+    # --- HCCL errors --------------------------------------------------------------------------------
+    ("EI0001", "Config_Error_Invalid_Environment_Variable", "Environment variable [%s] is invalid. Reason: %s.",
+     "launch-args", "Set the HCCL_* variable the message names to a valid value (or unset it), the same on "
+     "every node.", True),
+    ("EI0002", "Communication_Error_Timeout",
+     "The wait execution of the Notify register times out. Reason: The Notify register has not received the "
+     "Notify record from remote rank: [%s]. ...", "hccl-timeout",
+     "If only some ranks report it, find the earlier error on the others; if all do, check that their "
+     "collectives match and that they report within HCCL_EXEC_TIMEOUT (1800 s) of each other, else raise it; "
+     "grep the plog for 'error cqe' (network).", False),
+    ("EI0003", "Invalid_Argument_Collective_Communication_Operator",
+     "In [%s], value [%s] for parameter [%s] is invalid. Reason: The collective communication operator has an "
+     "invalid argument. Reason[%s]", "app-fault",
+     "Call the collective with an argument HCCL supports (data type, count, reduce op, group, root).", True),
+    ("EI0004", "Config_Error_Ranktable_Configuration",
+     "The ranktable or rank is invalid,Reason:[%s]. Please check the configured ranktable. [%s]", "launch-args",
+     "Try again with a valid cluster configuration in the ranktable file that matches the nodes' devices.", True),
+    ("EI0005", "Inconsistent_Collective_Communication_Arguments_Between_Ranks",
+     "The arguments for collective communication are inconsistent between ranks: tag [%s], parameter [%s], "
+     "local [%s], remote [%s]", "collective-mismatch",
+     "Check whether the training script and ranktable of each NPU are consistent (same code, data, versions).",
+     True),
+    ("EI0006", "Communication_Error_Get_Socket", "Getting socket times out. Reason: %s", "hccl-timeout",
+     "Check the ranks with other errors or none; if all report it far apart raise HCCL_CONNECT_TIMEOUT (120 s); "
+     "check the links between nodes (`hccn_tool -i $devid -tls -g`, link, ping).", False),
+    ("EI0007", "Resource_Error",
+     "Failed to allocate resource[%s] with info [%s]. Reason: Memory resources are exhausted.", "oom",
+     "Free NPU memory or Notify resources: stop other processes on the NPU, lower HCCL_BUFFSIZE.", True),
+    ("EI0008", "Package_Error_Incorrect_HCCL_Version",
+     "The HCCL versions are inconsistent: tag [%s], local_version [%s], remote_version [%s]", "version-mismatch",
+     "Install the same CANN (HCCL) version on every node.", True),
+    ("EI0010", "Communication_Error_P2P", "P2P communication failed. Reason: %s", "p2p",
+     "Ensure that the NPU card is normal, or use RoCE inside the node: export HCCL_INTRA_ROCE_ENABLE=1.", True),
+    ("EI0011", "Resource_Error_Insufficient_Device_Memory", "Failed to allocate [%s] bytes of NPU memory.",
+     "oom", "Stop unnecessary processes and ensure the required NPU memory is available (smaller batch, lower "
+     "HCCL_BUFFSIZE).", True),
+    ("EI0012", "Execution_Error_SDMA",
+     "SDMA memory copy task exception occurred. Remote rank: [%s]. Base information: [%s]. ...", "hccl-link",
+     "Check the network link during the run, whether a process in the cluster exited first (find why), and the "
+     "sizes/lifetimes of the buffers passed to the collective.", True),
+    ("EI0013", "Execution_Error_ROCE_CQE",
+     "An error CQE occurred during operator execution. Local information: server %s, device ID %s, device IP "
+     "%s. Peer information: ...", "hccl-link",
+     "Check the network devices between the two ends (link flaps) and whether the peer process exited first.",
+     True),
+    ("EI0014", "Ranktable_Check_Failed", "The ranktable information check failed, Reason:[%s].", "launch-args",
+     "Use a ranktable that matches the operating environment (device ids, IPs, server list).", True),
+    ("EI0015", "Ranktable_Detect_Failed",
+     "Failed to collect cluster information of the communicator based on rootInfo detection. Reason: %s.",
+     "master-unreachable",
+     "Check that all ranks created the communicator, the host network from every node to the root node "
+     "(its port, 60000 by default), HCCL_SOCKET_IFNAME on all nodes; raise HCCL_CONNECT_TIMEOUT.", True),
+    ("EI0016", "Config_Error", "Value %s for config %s is invalid. Expected value: %s.", "launch-args",
+     "Set the HCCL config the message names to a value in the expected range.", True),
+    ("EI0017", "Config_Error_Ranktable", "Config %s is missing in the ranktable file.", "launch-args",
+     "Add the missing field to the ranktable file (or regenerate it).", True),
+    # --- HCCP errors --------------------------------------------------------------------------------
+    ("EJ0001", "HCCP_Process_Initialization_Failure",
+     "Failed to initialize the HCCP process. Reason: Maybe the last training process is running.",
+     "hccl-stale-process", "Wait for 10s after killing the last training process and try again.", True),
+    ("EJ0002", "Environment_Error", "The network port is down.Suggest: %s", "hccl-link",
+     "Bring the NPU's network port up: check cable/optics and the switch (`hccn_tool -i N -link -g`).", True),
+    ("EJ0003", "Communication_Error_Bind_IP_Port", "Failed to bind the IP port. Reason: %s", "hccl-port",
+     "Free the port (leftover processes) or reserve HCCL's range: net.ipv4.ip_local_reserved_ports.", True),
+    ("EJ0004", "Invalid_Argument_IP_Address", "Check ip fail. Reason: %s", "launch-args",
+     "Configure valid device IPs (`hccn_tool -i N -ip -g`) and the same ones in the rank table.", True),
+    # --- Profiling errors ---------------------------------------------------------------------------
+    ("EK0001", "Invalid_Argument", "Value %s for parameter %s is invalid. Reason: %s.", "launch-args",
+     "Fix the profiling parameter the message names.", True),
+    ("EK0002", "Invalid_Argument_API_Call_Sequence",
+     "Please call the APIs in the following order: call %s first, then %s.", "launch-args",
+     "Call the profiling APIs in the order the message gives.", True),
+    ("EK0003", "Config_Error", "Value %s for %s is invalid. Reason: %s.", "launch-args",
+     "Fix the profiling configuration value the message names.", True),
+    ("EK0004", "Not_Supported_API", "The current system or device does not support %s.", "launch-args",
+     "Turn off the profiling feature this system/device does not support.", True),
+    ("EK0005", "Not_Supported", "Parameter %s is not supported.", "launch-args",
+     "Remove the unsupported profiling parameter.", True),
+    ("EK0006", "Invalid_Argument_Null_Pointer", "%s failed because parameter %s cannot be a null pointer.",
+     "launch-args", "Pass a valid profiling configuration.", True),
+    ("EK0007", "Invalid_Argument", "Failed to start Profiling in %s mode because it is already in %s mode.",
+     "launch-args", "Start profiling one way only (msprof command line or the acl APIs, not both).", True),
+    ("EK0201", "Resource_Error_Insufficient_Host_Memory", "Failed to allocate %s host memory for Profiling.",
+     "oom", _HOSTMEM, True),
+    ("EK0202", "Resource_Error_Insufficient_Host_Memory", "Failed to allocate host memory by %s.", "oom",
+     _HOSTMEM, True),
+    ("EK0203", "Resource_Error", "Failed to create host thread for Profiling. Reason: %s.", "oom",
+     "Stop unnecessary threads and ensure that the required resource is available (ulimit -u).", True),
+    ("EK0204", "Resource_Error", "Insufficient disk space. Reason: %s.", "launch-args",
+     "At least 20MB storage space is required for Profiling flushing: delete files or change the path.", True),
+    ("EK9999", "System_Terminated", "An unknown error occurred. Please check the log.", "launch-args",
+     "Profiling failed internally: read the log, or run without profiling.", True),
+    # --- Driver errors ------------------------------------------------------------------------------
+    ("EL0001", "Device_Absent/Abnormal", "Device not found or invalid.", "driver",
+     "The device does not exist or is abnormal: check `npu-smi info` health and the driver/firmware.", True),
+    ("EL0002", "Invalid_Device_ID", "The device ID is invalid.", "device-mapping",
+     "Use a device id the node has (ASCEND_RT_VISIBLE_DEVICES, ranks per node, the container's devices).",
+     True),
+    ("EL0003", "Invalid_Argument", "The argument is invalid.", "app-fault", "Try again with a valid argument.",
+     True),
+    ("EL0004", "Memory_Allocation_Failure", "Failed to allocate memory requested by %s module.", "oom",
+     "Available memory is insufficient: close applications not in use, reduce the job's memory.", True),
+    ("EL0005", "Resource_Busy", "The resources are busy.", "hccl-stale-process",
+     "The device is occupied, being reset or not ready: close applications not in use, wait and retry.", True),
+    ("EL0006", "Insufficient_Resources", "The resources are insufficient.", "oom", _BUSY, True),
+    ("EL0007", "No_Permission", "You have no permission.", "device-mapping",
+     "The device is occupied or the user may not use this API: close applications not in use, run as a user "
+     "in the driver's group (HwHiAiUser) or with the device mounted.", True),
+    ("EL0008", "Insufficient_Event_Resources", "The event resources are insufficient.", "app-fault", _BUSY, True),
+    ("EL0009", "Insufficient_Stream_Resources", "The stream resources are insufficient.", "app-fault", _BUSY,
+     True),
+    ("EL0010", "Insufficient_Notify_Resources", "The Notify resources are insufficient.", "app-fault", _BUSY,
+     True),
+    ("EL0011", "Insufficient_Model_Resources", "The model resources are insufficient.", "app-fault", _BUSY, True),
+    ("EL0012", "Full_Service_Queue", "The service queue is full.", "app-fault",
+     "Available resources are insufficient due to busy services: reduce service loads.", True),
+    ("EL0013", "Insufficient_CDQM_Resources", "The CDQM resources are insufficient.", "app-fault",
+     "Available resources are insufficient due to busy services: reduce service loads.", True),
+    ("EL0014", "Operation_Unsupported", "The operation is unsupported.", "version-mismatch",
+     "The driver does not support the operation: check the driver/firmware/CANN combination.", True),
+    ("EL0015", "Invalid_Device_Access", "The device access is invalid.", "device-mapping",
+     "The device is bound to another container or not permitted: check the container's devices and leftover "
+     "container processes.", True),
+    # --- operator errors ----------------------------------------------------------------------------
+    ("EZ0501", "Unsupported_Operator", "IR for Op [%s, optype [%s]], is not registered.", "app-fault",
+     "The operator type has no IR registered: remove it from the model or ask Ascend for support.", True),
+    ("EZ3002", "Unsupported_Operator", "Optype [%s] of Ops kernel [%s] is unsupported. Reason: %s.", "app-fault",
+     "The operator's specification is not in the operator library: change the op/shape/dtype or ask Ascend "
+     "for support.", True),
+    ("EZ3003", "Unsupported_Operator", "No supported Ops kernel and engine are found for [%s], optype [%s].",
+     "app-fault", "Check that the OPP (operator package) component is installed properly for this CANN; else "
+     "the operator type is unsupported.", True),
+    ("EZ9010", "Unsupported_Operator", "No parser is registered for Op [%s, optype [%s]].", "app-fault",
+     "No parser is registered for the operator type: remove it or ask Ascend for support.", True),
+    ("EZ9999", "AclNN_Inner_Error", "%s", "app-fault",
+     "Check whether the CANN package is correct and its environment (set_env.sh) sourced; the message after "
+     "the code names the failing operator and why.", True),
+    ("EZ1001", "AclNN_Parameter_Error", "%s", "app-fault",
+     "An aclnn operator rejected its inputs (shape, dtype, format): the message says which.", True),
+    ("EZ9903", "AclNN_Runtime_Error", "%s", "app-fault",
+     "Collect the plog when the fault occurs and locate the fault based on the plog.", True),
+    ("EZ0001", "Invalid_Input_Shape", "OP[%s] %sth input has incorrect shape[: %s], it should be[: %s].",
+     "app-fault", "Check whether the input shape is correct (dump the graph and find the node).", True),
+    ("EZ0002", "Invalid_Attr", "OP[%s] attr[: %s], has incorrect value[: %s], it should be[: %s].", "app-fault",
+     "Check the value of the attribute in this API.", True),
+    ("EZ0003", "Invalid_Attr_Size", "OP[%s] attr[: %s], has incorrect size[: %s], it should be[: %s].",
+     "app-fault", "Check the size of the attribute in this API.", True),
+    ("EZ0004", "Invalid_Input", "OP[%s] get [%s] failed.", "app-fault",
+     "Check the input information of the operator (dump the graph and check the input).", True),
+    ("EZ0005", "Invalid_Input_ShapeSize", "OP[%s] %sth input has incorrect shape size[: %s], it should be[: %s].",
+     "app-fault", "Check the input dimensions.", True),
+    ("EZ0006", "Invalid_Input_Format", "OP[%s] %s has incorrect format[: %s], it should be %s.", "app-fault",
+     "Check the input format.", True),
+    ("EZ0007", "Invalid_Input_Dtype", "OP[%s] %s has incorrect dtype[: %s], it should be %s.", "app-fault",
+     "Check the input dtype.", True),
+)
