@@ -35,6 +35,9 @@ def explain(
     signatures: Annotated[Path | None, typer.Option("--signatures", help="YAML file of extra signatures "
                                                     "(added to ~/.config/preflight/signatures.yaml)")] = None,
     list_catalog: Annotated[bool, typer.Option("--list", help="print the signature catalog and exit")] = False,
+    saved_report: Annotated[Path | None, typer.Option("--report", help="a saved `preflight run` report.json: "
+                                                      "confirm or rule out each cause by what its checks saw "
+                                                      "on the hosts")] = None,
 ) -> None:
     """Explain a failed distributed launch from its logs (torchrun, DeepSpeed, NCCL, gloo, HCCL).
 
@@ -68,6 +71,8 @@ def explain(
             why = _unreadable(text)
             if why:
                 sys.stderr.write(f"preflight: {name}: {why}\n")
+    if saved_report is not None:
+        raise typer.Exit(_with_report(result, saved_report, json_out, hosts))
     checks = list(result.best.signature.checks) if result.best else []
     if not hosts or not checks:
         _print(result, json_out)
@@ -136,6 +141,35 @@ def _print(result: Explanation, json_out: bool, extra: dict[str, Any] | None = N
     else:
         secrets = known_secrets()
         sys.stdout.write(redact_text(render(result, secrets), secrets))
+
+
+def _with_report(result: Explanation, path: Path, json_out: bool, hosts: Path | None) -> int:
+    """The explanation joined with a saved report (preflight.explain.join): each cause confirmed, ruled out or
+    not checked by the findings of its checks; a confirmed root cause first. The exit code."""
+    import sys
+
+    from preflight.explain.join import join
+    from preflight.explain.join import render as render_evidence
+    from preflight.redact import known_secrets, redact_text
+    from preflight.render.json_report import ReportFormatError, load
+
+    if hosts is not None:
+        sys.stderr.write("preflight: --report weighs a saved report, --hosts runs the checks now: give one\n")
+        return exit_codes.USAGE
+    try:
+        saved = load(path)
+    except ReportFormatError as exc:
+        sys.stderr.write(f"preflight: {exc}\n")
+        return exit_codes.USAGE
+    joined = join(result, saved)
+    result.matches = [v.match for v in joined.verdicts]
+    if json_out:
+        _print(result, json_out, joined.to_dict() if joined.verdicts else {})
+    else:
+        _print(result, json_out)
+        secrets = known_secrets()
+        sys.stdout.write(redact_text("\n".join(render_evidence(joined, str(path))), secrets) + "\n")
+    return exit_codes.OK
 
 
 def _verify(result: Explanation, hosts: Path, checks: list[str], json_out: bool, report_dir: Path | None) -> int:
