@@ -10,17 +10,25 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from preflight.checks import all_checks
+from preflight.explain import table_nccl_warn_rows
 from preflight.explain.decode import CodeTable
 from preflight.explain.signature import CATEGORIES
 from preflight.explain.table_acl import ACL, ACLNN
 from preflight.explain.table_cann import CANN, CANN_INNER, HCOMM
+from preflight.explain.table_cuda_error import TABLE as CUDA_ERROR
 from preflight.explain.table_hccl import HCCL_RESULT, HCCL_RESULTS
+from preflight.explain.table_nccl_result import TABLE as NCCL_RESULT
+from preflight.explain.table_nccl_warn import TABLE as NCCL_WARN
+from preflight.explain.table_nccl_warn import normalize
+from preflight.explain.table_xid import TABLE as XID
 from preflight.explain.tables import DECODERS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "explain"
@@ -36,6 +44,13 @@ UNSEEN: dict[str, tuple[str, str]] = {
                     "&(comm->hcclComm_)), error code is 24", "24"),
     "acl": ("RuntimeError: ACL stream synchronize failed, error code:507054", "507054"),
     "aclnn": ("call aclnnMatmul failed, error code is 561112", "561112"),
+    "nccl_warn": ("node-1:4242:4301 [3] bootstrap.cc:1014 NCCL WARN Bootstrap Root : rank 3 of 8 ranks has already "
+                  "checked in", "bootstrap root: rank %d of %d ranks has already checked in"),
+    "cuda_error": ("torch.AcceleratorError: CUDA error: misaligned address", "716"),
+    "xid": ("kernel: NVRM: Xid (PCI:0000:3b:00): 94, pid=2154, name=python3, Contained ECC error.", "94"),
+    "nccl_result": ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+                    "ProcessGroupNCCL.cpp:3356, invalid argument (run with NCCL_DEBUG=WARN for details), NCCL "
+                    "version 2.21.5", "4"),
 }
 
 
@@ -76,6 +91,14 @@ def test_table_has_source_version_and_valid_entries(table: CodeTable) -> None:
     for key, code in table.entries.items():
         assert key == code.code and code.name and code.meaning and code.fix, key
         assert code.category in CATEGORIES, (key, code.category)
+
+
+def test_every_check_a_code_names_is_one_run_accepts() -> None:
+    checks = all_checks()
+    for table in DECODERS:
+        for code in table.entries.values():
+            for ident in code.checks:
+                assert any(c.selected_by(ident) for c in checks), (table.name, code.code, ident)
 
 
 def test_every_table_has_an_unseen_case() -> None:
@@ -164,3 +187,135 @@ def test_categories_and_symptoms() -> None:
 def test_hccl_result_keeps_the_catalog_view() -> None:
     assert HCCL_RESULT[7] == "HCCL_E_UNAVAIL (resource/port in use)" and HCCL_RESULT[24] == "HCCL_E_OOM"
     assert set(HCCL_RESULT) == {0, 1041, *range(1, 25)}
+
+
+# --- the NVIDIA tables ------------------------------------------------------------------------------
+
+
+def test_nvidia_table_sizes() -> None:
+    # ncclResult_t 0-8 of nccl.h 2.30; NCCL WARN families (their templates: 2.10-2.30 wordings); cudaError_t of
+    # CUDA 13.0 with cudaSuccess; the Xid catalog's rows
+    assert [len(t.entries) for t in (NCCL_RESULT, NCCL_WARN, CUDA_ERROR, XID)] == [9, 56, 133, 172]
+    assert sum(len(row[6]) for row in table_nccl_warn_rows.ROWS) == 206
+
+
+@pytest.mark.parametrize(("line", "codes"), [
+    ("RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:514, unhandled system error, "
+     "NCCL version 2.7.8", ["2"]),
+    ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, "
+     "internal error - please report this issue to the NCCL developers, NCCL version 2.18.1", ["3"]),
+    ("[E ProcessGroupNCCL.cpp:852] [Rank 16] NCCL watchdog thread terminated with exception: NCCL error: remote "
+     "process exited or there was a network error, NCCL version 2.19.3", ["6"]),
+    ("Test NCCL failure common.cu:958 'invalid usage (run with NCCL_DEBUG=WARN for details) / '", ["5"]),
+    ("cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_UNHANDLED_CUDA_ERROR: unhandled cuda error", ["1"]),
+    ("[rank0]: ncclsystemerror:  System call (e.g. socket, malloc) or external library call failed", ["2"]),
+    ("node1:4242:4242 [0] NCCL INFO transport/net.cc:684 -> 2 [Async thread]", ["2"]),
+    ("node1:4242:4242 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC", []),
+    ("OSError: [Errno 22] Invalid argument", []),
+    ("NCCL WARN Cuda failure 'invalid argument'", []),
+])
+def test_nccl_result_find_tolerates_format(line: str, codes: list[str]) -> None:
+    assert NCCL_RESULT.find(line) == codes
+
+
+@pytest.mark.parametrize(("line", "code"), [
+    ("RuntimeError: CUDA error: an illegal memory access was encountered", "700"),
+    ("Search for `cudaErrorAssert' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for "
+     "more information.", "710"),
+    ("RuntimeError: cuda runtime error (59) : device-side assert triggered at /pytorch/aten/src/THC/generic/"
+     "THCTensorMath.cu:26", "710"),  # CUDA 10.0's numbering: decoded by the text
+    ("THCudaCheck FAIL file=/pytorch/torch/lib/THC/generic/THCStorage.cu line=66 error=46 : all CUDA-capable "
+     "devices are busy or unavailable", "46"),
+    ("misc/strongstream.cc:395 NCCL WARN Cuda failure 'operation not permitted when stream is capturing'", "900"),
+    ("[rank3]: Cuda failure 222 'the provided PTX was compiled with an unsupported toolchain.'", "222"),
+    ("Failed call to cuInit: CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: forward compatibility was attempted on non "
+     "supported HW", "804"),
+    ("CUDA error at simpleP2P.cu:120 code=217(cudaErrorPeerAccessUnsupported) \"cudaDeviceEnablePeerAccess\"", "217"),
+    ("cudaError_t 35", "35"),
+    ("CUDA Error 802", "802"),
+    ("RuntimeError: CUDA ERROR:  Out  Of Memory", "2"),
+])
+def test_cuda_error_find_tolerates_format(line: str, code: str) -> None:
+    assert CUDA_ERROR.find(line) == [code]
+
+
+@pytest.mark.parametrize("line", ["OSError: [Errno 22] Invalid argument", "the job ran out of memory",
+                                  "unknown error in the parser", "error code 2", "cuda runtime error (59)"])
+def test_cuda_error_needs_cuda_context(line: str) -> None:
+    assert CUDA_ERROR.find(line) == []
+
+
+@pytest.mark.parametrize(("line", "codes"), [
+    ("[Tue Mar  4 10:00:00 2025] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen "
+     "off the bus.", ["79"]),
+    ("kernel: NVRM: Xid (0000:01:00): 13, Graphics SM Warp Exception on (GPC 0, TPC 0)", ["13"]),
+    ("NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149",
+     ["45", "149"]),
+    ("GPU 0000:3b:00.0 reported XID error 48", ["48"]),
+    ("event: xid=119 on node-7", ["119"]),
+    ("pid=79 xidx 5", []),
+])
+def test_xid_find_tolerates_format(line: str, codes: list[str]) -> None:
+    assert XID.find(line) == codes
+
+
+def test_xid_categories_follow_the_catalog() -> None:
+    assert XID.entries["79"].category == XID.entries["48"].category == "driver"  # fatal: reset, reboot, RMA
+    assert XID.entries["13"].category == XID.entries["31"].category == "app-fault"  # RESTART_APP
+    assert XID.entries["79"].root_cause and not XID.entries["45"].root_cause and not XID.entries["63"].root_cause
+
+
+_WARN = "NCCL WARN "
+
+
+@pytest.mark.parametrize(("line", "name"), [
+    # the same failure in the wordings of NCCL 2.10-2.19, 2.20-2.23 and 2.29+, and as torch's "Last error:" quotes it
+    ("h:1:2 [0] transport/net_ib.cc:1295 " + _WARN + "NET/IB : Got completion from peer 10.0.0.2<46532> with error "
+     "12, opcode 0, len 0, vendor err 129", "NET/IB: completion error"),
+    ("h:1:2 [0] transport/net_ib.cc:1396 " + _WARN + "NET/IB : Got completion from peer 10.0.0.2<46532> with "
+     "status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:10.0.0.1 remoteGids::ffff:10.0.0.2",
+     "NET/IB: completion error"),
+    ("h:1:2 [0] transport/net_ib/p2p.cc:1033 " + _WARN + "NET/IB: Got completion from peer 10.0.0.2<46532> with "
+     "status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129 localGid ::ffff:10.0.0.1 hca mlx5_0",
+     "NET/IB: completion error"),
+    ("net/ib :  GOT COMPLETION FROM PEER 10.42.0.2<47534> WITH ERROR 5, opcode 48, len 32764, vendor err 244",
+     "NET/IB: completion error"),
+    ("h:1:2 [0] misc/socket.cc:484 " + _WARN + "Net : Connect to 10.0.0.2<45763> failed : Connection refused",
+     "NET/Socket: connect failed"),
+    ("h:1:2 [0] misc/socket.cc:484 " + _WARN + "socketStartConnect: Connect to 10.0.0.2<45763> failed : No route "
+     "to host", "NET/Socket: connect failed"),
+    ("h:1:2 [0] os/linux.cc:302 " + _WARN + "ncclSocketConnect: connect to 10.0.0.2<45763> failed : Connection "
+     "timed out", "NET/Socket: connect failed"),
+    ("h:1:2 [0] misc/shmutils.cc:95 " + _WARN + "Error while creating shared memory segment /dev/shm/nccl-AbC123 "
+     "(size 9637888), error: No space left on device (28)", "SHM: segment not created"),
+    ("h:1:2 [0] misc/ipcsocket.cc:152 " + _WARN + "UDS: Sending data over socket /tmp/nccl-socket-1-2 failed : "
+     "Connection refused (111)", "P2P: handle exchange failed"),
+    ("h:1:2 [0] ras/ras.cc:1050 " + _WARN + "NCCL version mismatch with remote peer 10.0.0.2<28028> (local: 22602, "
+     "remote 22503)", "RAS: version mismatch"),
+])
+def test_nccl_warn_find_tolerates_format(line: str, name: str) -> None:
+    assert [d.code.name for d in NCCL_WARN.decode(line)] == [name]
+
+
+@pytest.mark.parametrize("line", ["ssh: connect to host 10.0.0.2 port 22: Connection refused", "Duplicate key detected",
+                                  "NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1"])
+def test_nccl_warn_ignores_other_lines(line: str) -> None:
+    assert NCCL_WARN.find(line) == []
+
+
+def _instance(template: str) -> str:
+    """A template with sample values in its fields, as NCCL would print it."""
+    values = {"s": "mlx5_0", "m": "Cannot allocate memory", "d": "12", "i": "12", "u": "7", "x": "1f", "X": "1F",
+              "p": "0x55d0c8a0", "f": "1.5", "g": "1.5", "c": "x", "%": "%"}
+    return re.sub(r"%[-+ #0]*\d*(?:\.\d+)?(?:hh|h|ll|l|z|j|t)?([sdiuxXpmfgc%])", lambda m: values[m[1]], template)
+
+
+def test_nccl_warn_rows_find_their_own_templates() -> None:
+    for *_, templates in table_nccl_warn_rows.ROWS:
+        assert templates and all(re.fullmatch(r"2\.\d+(?:-2\.\d+)?", versions) for _, versions in templates)
+        key = normalize(templates[0][0])
+        for template, _ in templates:
+            assert key in NCCL_WARN.find("h:1:2 [0] x.cc:1 NCCL WARN " + _instance(template)), template
+    entry = NCCL_WARN.entries
+    assert entry[normalize("Call to ibv_reg_mr failed")].category == "memlock"
+    assert not entry[normalize("socketProgress: Connection closed by remote peer %s")].root_cause

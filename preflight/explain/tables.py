@@ -9,7 +9,7 @@ True
 
 from __future__ import annotations
 
-from preflight.explain import table_acl, table_cann
+from preflight.explain import table_acl, table_cann, table_cuda_error, table_nccl_result, table_nccl_warn, table_xid
 from preflight.explain.decode import CodeTable
 from preflight.explain.table_hccl import HCCL_RESULTS
 
@@ -17,4 +17,8 @@ DECODERS: tuple[CodeTable, ...] = (
     *table_cann.TABLES,  # Ascend: CANN EE/EH/EI/EJ/EK/EL/EZ codes
     HCCL_RESULTS,  # Ascend: HcclResult
     *table_acl.TABLES,  # Ascend: aclError, aclnnStatus
+    table_nccl_warn.TABLE,  # NVIDIA: NCCL WARN messages by template (NET/IB, NET/Socket, Bootstrap, SHM, P2P...)
+    table_cuda_error.TABLE,  # NVIDIA: cudaError_t
+    table_xid.TABLE,  # NVIDIA: Xid (preflight.xid_catalog)
+    table_nccl_result.TABLE,  # NVIDIA: ncclResult_t (the summary of a WARN line before it)
 )
