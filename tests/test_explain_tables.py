@@ -22,12 +22,29 @@ from preflight.explain import table_nccl_warn_rows
 from preflight.explain.decode import CodeTable
 from preflight.explain.signature import CATEGORIES
 from preflight.explain.table_acl import ACL, ACLNN
+from preflight.explain.table_c10d import TABLE as C10D
+from preflight.explain.table_c10d_rows import ROWS as C10D_ROWS
 from preflight.explain.table_cann import CANN, CANN_INNER, HCOMM
 from preflight.explain.table_cuda_error import TABLE as CUDA_ERROR
+from preflight.explain.table_elastic import ROWS as ELASTIC_ROWS
+from preflight.explain.table_elastic import TABLE as ELASTIC
+from preflight.explain.table_exit import TABLE as EXIT
+from preflight.explain.table_gloo import ROWS as GLOO_ROWS
+from preflight.explain.table_gloo import TABLE as GLOO
 from preflight.explain.table_hccl import HCCL_RESULT, HCCL_RESULTS
+from preflight.explain.table_launchers import (
+    ACCELERATE,
+    ACCELERATE_ROWS,
+    DEEPSPEED,
+    DEEPSPEED_ROWS,
+    REMOTE_SHELL,
+    REMOTE_SHELL_ROWS,
+)
+from preflight.explain.table_mpi_slurm import OPENMPI, OPENMPI_ROWS, SLURM, SLURM_ROWS
 from preflight.explain.table_nccl_result import TABLE as NCCL_RESULT
 from preflight.explain.table_nccl_warn import TABLE as NCCL_WARN
 from preflight.explain.table_nccl_warn import normalize
+from preflight.explain.table_templates import key as template_key
 from preflight.explain.table_xid import TABLE as XID
 from preflight.explain.tables import DECODERS
 
@@ -51,6 +68,23 @@ UNSEEN: dict[str, tuple[str, str]] = {
     "nccl_result": ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
                     "ProcessGroupNCCL.cpp:3356, invalid argument (run with NCCL_DEBUG=WARN for details), NCCL "
                     "version 2.21.5", "4"),
+    # torch.distributed, the launchers, exit codes: template tables are keyed by the normalized template
+    "c10d": ("[rank2]:[E ProcessGroupNCCL.cpp:1300] [PG 0 Rank 2] Heartbeat monitor timed out! Process will be "
+             "terminated after dumping debug info.", "processgroupnccls watchdog got stuck for {} seconds without "
+             "making progress in monitoring enqueued collectives"),
+    "torch_elastic": ("RuntimeError: The rendezvous backend 'c10d' does not match the requested backend 'etcd'.",
+                      "the rendezvous backend {} does not match the requested backend {}"),
+    "exit_signal": ("  exitcode  : -7 (pid: 31337)", "-7"),
+    "gloo": ("what():  [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer "
+             "[10.128.0.7]:17055", "connection closed by peer {}"),
+    "deepspeed_launcher": ("ValueError: Hostfile contains multiple entries for worker-1, unable to proceed with "
+                           "launching", "hostfile contains multiple entries for {} unable to proceed with launching"),
+    "accelerate_launcher": ("ValueError: You need to use at least 2 processes to use `--multi_gpu`.",
+                            "you can only use one of cpu multi gpu tpu use deepspeed use fsdp at a time"),
+    "remote_shell": ("Host key verification failed.", "host key verification failed"),
+    "openmpi": ("ORTE has lost communication with a remote daemon.", "{} has lost communication with a remote daemon"),
+    "slurm": ("slurmstepd: error: Detected 2 oom_kill events in StepId=42.0. Some of the step tasks have been OOM "
+              "Killed.", "detected {} oom kill event {} in {} some of the step tasks have been oom killed"),
 }
 
 
@@ -319,3 +353,141 @@ def test_nccl_warn_rows_find_their_own_templates() -> None:
     entry = NCCL_WARN.entries
     assert entry[normalize("Call to ibv_reg_mr failed")].category == "memlock"
     assert not entry[normalize("socketProgress: Connection closed by remote peer %s")].root_cause
+
+
+# --- torch.distributed, torchrun, gloo, the launchers, exit codes and signals -----------------------
+
+
+TEMPLATE_TABLES = ((C10D, C10D_ROWS), (ELASTIC, ELASTIC_ROWS), (GLOO, GLOO_ROWS), (DEEPSPEED, DEEPSPEED_ROWS),
+                   (ACCELERATE, ACCELERATE_ROWS), (REMOTE_SHELL, REMOTE_SHELL_ROWS), (OPENMPI, OPENMPI_ROWS),
+                   (SLURM, SLURM_ROWS))
+
+
+def test_launcher_table_sizes() -> None:
+    assert [len(t.entries) for t, _ in TEMPLATE_TABLES] == [47, 22, 19, 13, 8, 6, 12, 16]
+    assert sum(len(row.templates) for _, rows in TEMPLATE_TABLES for row in rows) == 254
+    assert len(EXIT.entries) == 67  # signals 1-31 as -N and 128+N, exit 1, 2, 126, 127, 255
+
+
+def _filled(template: str) -> str:
+    """A template with sample values where the log has them."""
+    return re.sub(r"\{addr\}", "10.0.0.2", re.sub(r"\{\}|%l?[sdu]", "x1", template))
+
+
+@pytest.mark.parametrize(("table", "rows"), TEMPLATE_TABLES, ids=lambda v: getattr(v, "name", ""))
+def test_every_template_finds_its_row(table: CodeTable, rows: Any) -> None:
+    for row in rows:
+        assert table.entries[template_key(row.templates[0])].name == row.name
+        for template in row.templates:
+            found = table.find("prefix: " + _filled(template) + " :suffix")
+            assert template_key(row.templates[0]) in found, template
+
+
+@pytest.mark.parametrize(("table", "line", "name"), [
+    # the same failure in several torch versions' wordings, cases, spacings and punctuation
+    (C10D, "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/3 clients joined.",
+     "store: waiting for clients timed out"),  # 2.4+
+    (C10D, "RuntimeError: timed out after 6 SECONDS waiting for workers -- 1/2 workers joined",
+     "store: waiting for clients timed out"),  # 2.2's wording
+    (C10D, "[W socket.cpp:426] [c10d] The server socket has failed to listen on [::]:29500 (errno: 98 - Address "
+           "already in use).", "store: server cannot listen"),  # 1.13 - 2.3
+    (C10D, "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network "
+           "address. port: 29500, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use",
+     "store: server cannot listen"),  # 2.4+ (libuv)
+    (C10D, "[E ProcessGroupNCCL.cpp:467] [Rank 1] NCCL watchdog thread terminated with exception: [Rank 1] "
+           "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, Timeout(ms)=1800000) "
+           "ran for 1800683 milliseconds before timing out.", "NCCL watchdog: collective timeout"),  # 1.13 - 2.1
+    (C10D, "[rank0]:[E1218 ProcessGroupNCCL.cpp:1595] [PG 0 (default_pg) Rank 0] Process group watchdog thread "
+           "terminated with exception: [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+           "OpType=BROADCAST) ran for 600081 milliseconds before timing out.",
+     "NCCL watchdog: collective timeout"),  # 2.4+
+    (C10D, "RuntimeError: [1] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d "
+           "key-value store by key '0', but store->get('0') got error: Socket Timeout",
+     "NCCL unique id not received"),  # 1.13's spelling
+    (C10D, "TORCH.DISTRIBUTED.DISTNETWORKERROR:   the client socket has timed out after 60S while trying to connect "
+           "to (MASTER-0, 29500)", "store: client connect timed out"),
+    (C10D, "torch.distributed.DistNetworkError: Failed to recv, got 0 bytes. Connection was likely closed. Did the "
+           "remote server shutdown or crash?", "store: server closed the connection"),
+    (GLOO, "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:724] connect [10.0.0.3]:3210: "
+           "Connection timed out", "connect: timed out"),  # before 2023
+    (GLOO, "RuntimeError: [gloo/transport/tcp/pair.cc:144] connect: Connection timed out, remote=[10.0.0.3]:3210",
+     "connect: timed out"),  # after
+    (GLOO, "gloo/transport/tcp/pair.cc:446] op.preamble.length <= op.nbytes. 8773632 vs 8386560",
+     "collective size mismatch"),  # before 2025
+    (GLOO, "Received data size doesn't match expected size. Is there a distributed collective mismatch in your "
+           "code?", "collective size mismatch"),  # after
+    (ELASTIC, "[INFO] Rendezvous timeout occured in EtcdRendezvousHandler", "rendezvous: etcd timeout"),  # 1.13
+    (ELASTIC, "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError", "RendezvousTimeoutError"),
+    (DEEPSPEED, "Hostfile is not formatted correctly, unable to proceed with training.",
+     "hostfile malformed"),  # 0.6
+    (DEEPSPEED, "ValueError: Hostfile is empty or not formatted correctly, unable to proceed with launching.",
+     "hostfile malformed"),  # 0.9+
+    (OPENMPI, "PRTE was unable to reliably start one or more daemons.", "daemons not started"),  # Open MPI 5
+    (OPENMPI, "While the primary job  terminated normally, 2 processes returned", "a rank returned non-zero"),  # 4.1
+    (OPENMPI, "Primary job  terminated normally, but 1 process returned", "a rank returned non-zero"),  # 3.1 / 4.0
+    (SLURM, "slurmstepd: error: Detected 1 oom-kill event(s) in step 4242.batch cgroup. Some of your processes may "
+            "have been killed by the cgroup out-of-memory handler.", "oom-kill event"),  # 22.05
+    (REMOTE_SHELL, "pdsh@node0: node1: ssh exited with exit code 255", "pdsh: remote command failed"),
+])
+def test_template_tables_tolerate_versions_and_format(table: CodeTable, line: str, name: str) -> None:
+    assert table.entries[table.find(line)[0]].name == name
+
+
+@pytest.mark.parametrize(("table", "line"), [
+    (GLOO, "ssh: connect to host 10.0.0.5 port 2222: Connection refused"),
+    (GLOO, "worker:1:2 [0] NCCL INFO Call to connect returned Connection timed out, retrying"),
+    (GLOO, "recvValue failed on SocketImpl(fd=3, addr=[127.0.0.1]:5000, remote=[127.0.0.1]:29500)"),
+    (C10D, "node:1:2 [5] misc/socket.cc:46 NCCL WARN socketProgressOpt: Call to send to 10.0.0.2<52905> failed : "
+           "Connection reset by peer"),
+    (C10D, "ssh: Could not resolve hostname worker-9: Name or service not known"),
+    (SLURM, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"),
+    (OPENMPI, "the client socket has failed to connect"),
+    (EXIT, "Epoch 3: exit early at step 137"),
+])
+def test_template_tables_ignore_other_lines(table: CodeTable, line: str) -> None:
+    assert table.find(line) == []
+
+
+@pytest.mark.parametrize(("line", "code"), [
+    ("  exitcode  : -9 (pid: 2412)", "-9"),  # torchrun's failure summary
+    ("failed (exitcode: -6) local_rank: 0 (pid: 12) of binary: /usr/bin/python3", "-6"),  # its agent
+    ("  traceback : Signal 11 (SIGSEGV) received by PID 2413", "-11"),
+    ("[launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py'] exits with return code = -15", "-15"),
+    ("torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGBUS", "-7"),
+    ("mpirun noticed that process rank 3 with PID 0 on node gpu-2 exited on signal 9 (Killed).", "-9"),
+    ("prterun noticed that process rank 0 with PID 77 on node n1 exited on\nsignal 6 (Aborted).", "-6"),
+    ("pdsh@n0: n1: ssh killed by signal 13", "-13"),
+    ("subprocess.CalledProcessError: Command '['python', 'x.py']' died with <Signals.SIGKILL: 9>.", "-9"),
+    ("subprocess.CalledProcessError: Command 'ssh n1 hostname' returned non-zero exit status 255.", "255"),
+    ("srun: error: gpu-7: tasks 0-3: Segmentation fault (core dumped)", "-11"),
+    ("/opt/job/run.sh: line 12: 31337 Killed                  python train.py", "-9"),
+    ("Bus error (core dumped)", "-7"),
+    ("    Exit Code:    137", "137"),  # kubectl describe pod
+    ("Last State: Terminated  Reason: Error  Exit Code: 139", "139"),
+    ("srun: error: gpu-7: task 1: Exited with exit code 127", "127"),
+])
+def test_exit_find_reads_each_launchers_form(line: str, code: str) -> None:
+    assert EXIT.find(line) == [code]
+
+
+def test_exit_signals_are_linux_numbers_and_texts() -> None:
+    import signal
+
+    for n in range(1, 32):
+        code = EXIT.entries[f"-{n}"]
+        assert EXIT.entries[str(128 + n)].category == code.category
+        if hasattr(signal, code.name) and signal.Signals[code.name] == n and hasattr(signal, "strsignal"):
+            assert signal.strsignal(n) is None or f"'{signal.strsignal(n)}'" in code.meaning, n
+
+
+def test_launcher_categories_and_symptoms() -> None:
+    assert EXIT.entries["-9"].category == EXIT.entries["137"].category == "oom" and EXIT.entries["-9"].root_cause
+    assert EXIT.entries["-7"].category == "shm" and EXIT.entries["-15"].category == "launch-args"
+    assert EXIT.entries["-6"].category == "fabric" and EXIT.entries["-11"].category == "app-fault"
+    # pure symptoms: a peer's exit echo, a watchdog timeout another rank caused, torchrun's summary
+    for table, name in [(C10D, "NCCL watchdog: collective timeout"), (C10D, "store: server closed the connection"),
+                        (ELASTIC, "ChildFailedError"), (ELASTIC, "agent: closing the other workers"),
+                        (GLOO, "connection closed by peer"), (OPENMPI, "rank killed by a signal"),
+                        (SLURM, "cancelled: task failure"), (DEEPSPEED, "worker exited")]:
+        assert not next(c for c in table.entries.values() if c.name == name).root_cause, name
+    assert not EXIT.entries["-6"].root_cause and not EXIT.entries["-15"].root_cause

@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from preflight.explain import table_acl, table_cann, table_cuda_error, table_nccl_result, table_nccl_warn, table_xid
 from preflight.explain.decode import CodeTable
+from preflight.explain.table_c10d import TABLE as C10D
+from preflight.explain.table_elastic import TABLE as ELASTIC
+from preflight.explain.table_exit import TABLE as EXIT
+from preflight.explain.table_gloo import TABLE as GLOO
 from preflight.explain.table_hccl import HCCL_RESULTS
+from preflight.explain.table_launchers import ACCELERATE, DEEPSPEED, REMOTE_SHELL
+from preflight.explain.table_mpi_slurm import OPENMPI, SLURM
 
 DECODERS: tuple[CodeTable, ...] = (
     *table_cann.TABLES,  # Ascend: CANN EE/EH/EI/EJ/EK/EL/EZ codes
@@ -21,4 +27,13 @@ DECODERS: tuple[CodeTable, ...] = (
     table_cuda_error.TABLE,  # NVIDIA: cudaError_t
     table_xid.TABLE,  # NVIDIA: Xid (preflight.xid_catalog)
     table_nccl_result.TABLE,  # NVIDIA: ncclResult_t (the summary of a WARN line before it)
+    C10D,  # torch.distributed (c10d): Dist*Error, store sockets, ProcessGroupNCCL / Gloo messages
+    ELASTIC,  # torchrun / elastic: rendezvous errors, the agent, ChildFailedError's summary
+    EXIT,  # exit codes and signals (exitcode: -9, Signal 6 (SIGABRT), exit code 137...)
+    GLOO,  # gloo's TCP transport
+    DEEPSPEED,  # DeepSpeed's launcher
+    ACCELERATE,  # accelerate launch
+    REMOTE_SHELL,  # pdsh / ssh as the launchers start nodes
+    OPENMPI,  # Open MPI's mpirun (ORTE / PRRTE)
+    SLURM,  # Slurm's srun / slurmstepd
 )

@@ -1,0 +1,150 @@
+"""The launchers' own errors as code tables, keyed by normalized template (``table_templates``): DeepSpeed's
+launcher (``deepspeed/launcher/runner.py``, ``launch.py``, ``multinode_runner.py``), accelerate's (``accelerate
+launch``: ``commands/launch.py``, ``utils/launch.py``, ``state.py``) and the remote shells they start nodes with
+(pdsh's ``src/common/pipecmd.c`` and OpenSSH's ``sshconnect.c`` / ``ssh.c`` texts).
+
+>>> [d.code.category for d in DEEPSPEED.decode("ValueError: Hostfile contains a bad entry: node1 slot=8, unable to "
+...     "proceed with launching")]
+['hostfile']
+>>> [d.code.name for d in ACCELERATE.decode("ConnectionError: Tried to launch distributed communication on port "
+...     "`29500`, but another process is utilizing it.")]
+['main process port in use']
+>>> [d.code.category for d in REMOTE_SHELL.decode("ssh: connect to host worker-2 port 22: Connection refused")]
+['ssh']
+"""
+
+from __future__ import annotations
+
+from preflight.explain.table_templates import Row, build
+
+_HOSTFILE = ("Write the hostfile as one `HOSTNAME slots=N` line per node (N = GPUs to use there), each host once, "
+             "names the launching node can resolve and reach by SSH.")
+_SSH = ("Set up key-based SSH from the launching node to every host (`ssh -o BatchMode=yes HOST hostname` must "
+        "work without a prompt), on the right port, with the host keys accepted.")
+_SSH_CHECKS = ("os", "net.reachability")
+
+DEEPSPEED_ROWS: tuple[Row, ...] = (
+    Row("no hostfile (local only)", "hostfile",
+        "No hostfile at --hostfile (default /job/hostfile): DeepSpeed runs on this node only.",
+        "Pass --hostfile for a multi-node run; on one node this warning is harmless.",
+        ("Unable to find hostfile, will proceed with training with local resources only.",), root_cause=False,
+        checks=()),
+    Row("hostfile malformed", "hostfile", "The hostfile could not be parsed (empty, or not `host slots=N`).",
+        _HOSTFILE, ("Hostfile is empty or not formatted correctly, unable to proceed with launching.",
+                    "Hostfile is not formatted correctly, unable to proceed with training."), checks=()),
+    Row("hostfile bad entry", "hostfile", "A hostfile line is not `HOSTNAME slots=N`.", _HOSTFILE,
+        ("Hostfile contains a bad entry: {}, unable to proceed with launching",), checks=()),
+    Row("hostfile duplicate host", "hostfile", "A host is listed twice in the hostfile.", _HOSTFILE,
+        ("Hostfile contains multiple entries for {}, unable to proceed with launching",
+         "Hostfile contains duplicate hosts, unable to proceed with training."), checks=()),
+    Row("include/exclude host not in hostfile", "hostfile",
+        "--include / --exclude name a host or slot the hostfile does not have.", _HOSTFILE,
+        ("Hostname '{}' not found in hostfile", "No slot '{}' specified on host '{}'"), checks=()),
+    Row("no other nodes in hostfile", "hostfile",
+        "--num_nodes asks for more than one node but the hostfile has only this one.", _HOSTFILE,
+        ("Num nodes is >1 but no extra nodes available via hostfile",), checks=()),
+    Row("MPI runner needs equal devices", "hostfile",
+        "The MPICH / Intel MPI / MVAPICH runner needs the same slot count on every host.", _HOSTFILE,
+        ("MPICH requires same number of devices per node", "Intel MPI requires same number of devices per node",
+         "mvapich requires same number of devices per node"), checks=()),
+    Row("no GPU", "driver",
+        "The launcher found no GPU on this node: no driver or device in the container, CUDA_VISIBLE_DEVICES "
+        "empty, or a torch without CUDA.", "Check `nvidia-smi` and torch.cuda.device_count() in the job's "
+        "environment (--gpus all, the nvidia runtime, a CUDA build of torch).",
+        ("Unable to proceed, no GPU resources available",), checks=("gpu.devices.count", "gpu.devices.driver")),
+    Row("first host not reachable by ssh", "ssh",
+        "The launcher's `ssh HOST hostname` check to the first host of the hostfile failed.", _SSH,
+        ("Using hostfile at {} but host={} was not reachable via ssh. If you are running with a single node "
+         "please remove {} or setup passwordless ssh.",), checks=_SSH_CHECKS),
+    Row("master address not detected", "launch-args",
+        "`ssh FIRST_HOST hostname -I` failed or printed no address, so the launcher has no --master_addr.",
+        "Pass --master_addr (the first host's address on the training network) and check SSH to it.",
+        ("Unable to detect suitable master address via `hostname -I`, please manually specify one via "
+         "--master_addr",), checks=("os", "net.master_resolution")),
+    Row("multi-node launcher missing", "launch-args",
+        "The launcher for --launcher (pdsh by default, or openmpi / mpich / impi / mvapich / slurm) is not "
+        "installed on the launching node.", "Install it (`apt install pdsh`) or choose another --launcher.",
+        ("launcher '{}' not installed.",), checks=()),
+    Row("launcher arguments conflict", "launch-args", "Conflicting launcher arguments.",
+        "Use either --num_nodes/--num_gpus or --include/--exclude; give --master_addr for elastic training.",
+        ("Cannot specify num_nodes/gpus with include/exclude", "Master Addr is required when elastic training "
+         "is enabled", "num_nodes {} is not in MIN:MAX format", "MIN:MAX format is only supported in elastic "
+         "training"), checks=()),
+    Row("worker exited", "unknown",
+        "DeepSpeed's per-node launcher reports a worker's exit code (decoded on its own: -9 SIGKILL is usually "
+        "the OOM killer).", "Read that worker's log for its traceback; decode the return code.",
+        ("{} exits with return code = {}",), root_cause=False, checks=()),
+)
+
+ACCELERATE_ROWS: tuple[Row, ...] = (
+    Row("main process port in use", "port-in-use",
+        "accelerate found --main_process_port already taken on this node (another job or a leftover process).",
+        "Free the port (`ss -ltnp 'sport = :PORT'`) or pass another --main_process_port (0 picks a free one on "
+        "a single node).", ("Tried to launch distributed communication on port `{}`, but another process is "
+                             "utilizing it.",)),
+    Row("RTX 4000: P2P/IB not disabled", "p2p",
+        "accelerate refuses NCCL on RTX 40xx cards with P2P or InfiniBand enabled (no peer-to-peer support: "
+        "NCCL would hang).", "Export NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1, or start with `accelerate launch`.",
+        ("Using RTX 4000 series doesn't support faster communication broadband via P2P or IB.",),
+        checks=("allreduce",)),
+    Row("RTX 4000: P2P/IB disabled", "p2p",
+        "accelerate launch disabled P2P and IB for RTX 40xx cards itself (a warning; slower, not a failure).",
+        "Nothing to do; the job runs without P2P.", ("Using RTX 4000 series which doesn't support faster "
+                                                      "communication speedups. Ensuring P2P and IB "
+                                                      "communications are disabled.",), root_cause=False,
+        checks=()),
+    Row("launch options conflict", "launch-args", "accelerate launch options that cannot go together.",
+        "Fix the `accelerate launch` arguments or the config file (`accelerate config`).",
+        ("You can only use one of `--cpu`, `--multi_gpu`, `--tpu`, `--use_deepspeed`, `--use_fsdp` at a time.",
+         "You need to use at least 2 processes to use `--multi_gpu`.",
+         "You need to manually pass in `--num_processes` using this config yaml."), checks=()),
+    Row("defaults used (warning)", "launch-args",
+        "accelerate launch filled in options the config did not give (a warning, not a failure).",
+        "Nothing to do, or run `accelerate config` to set them.",
+        ("The following values were not passed to `accelerate launch` and had defaults used instead:",),
+        root_cause=False, checks=()),
+    Row("MPI not found", "launch-args", "The multi-CPU launch needs mpirun / mpiexec, which is not on PATH.",
+        "Install Intel MPI, Open MPI or MVAPICH on the node, or put it on PATH.",
+        ("mpirun or mpiexec were not found. Ensure that Intel MPI, Open MPI, or MVAPICH are installed.",),
+        checks=()),
+    Row("DeepSpeed not installed", "version-mismatch", "--use_deepspeed without DeepSpeed installed.",
+        "Install deepspeed in the job's environment on every node.",
+        ("DeepSpeed is not installed => run `pip3 install deepspeed` or build it from source.",)),
+    Row("FP8 not available", "version-mismatch",
+        "--mixed_precision fp8 without Transformer Engine, MS-AMP or torchao.",
+        "Install one of them on every node, or use bf16.",
+        ("FP8 is not available on this machine. Please ensure that either Transformer Engine, MSAMP or torchao "
+         "is installed.",)),
+)
+
+REMOTE_SHELL_ROWS: tuple[Row, ...] = (
+    Row("ssh: connect failed", "ssh",
+        "ssh could not open a TCP connection to the host (refused: no sshd on that port; timed out: firewall or "
+        "host down; no route).", _SSH, ("ssh: connect to host {} port {}: {}",), checks=_SSH_CHECKS),
+    Row("ssh: host name not resolved", "name-resolution", "ssh could not resolve the host name of a node.",
+        "Make every host of the hostfile resolve on the launching node (/etc/hosts or DNS).",
+        ("ssh: Could not resolve hostname {}: {}",), checks=("net.hostname", "net.master_resolution")),
+    Row("ssh: permission denied", "ssh", "ssh reached the host but no key was accepted.", _SSH,
+        ("Permission denied (publickey", "Permission denied, please try again."), checks=("os",)),
+    Row("ssh: host key verification failed", "ssh",
+        "The host's key is unknown or changed, and ssh will not ask in a non-interactive launch.",
+        "Accept the host keys once (`ssh-keyscan HOST >> ~/.ssh/known_hosts`) or fix the changed key.",
+        ("Host key verification failed.",), checks=("os",)),
+    Row("pdsh: remote command failed", "ssh",
+        "pdsh's ssh to a node exited non-zero (255: the connection or login failed; another code: the remote "
+        "command failed).", _SSH, ("{}: ssh exited with exit code {}", "{}: ssh killed by signal {}",
+                                   "{}: ssh exited with nonzero status {}"), checks=_SSH_CHECKS),
+    Row("pdsh: exec failed", "launch-args", "pdsh could not run its remote command (rcmd) for a host.",
+        "Install ssh on the launching node and set PDSH_RCMD_TYPE=ssh.",
+        ("exec cmd {} failed for host {}", "execvp {} failed: {}"), checks=()),
+)
+
+DEEPSPEED = build("deepspeed_launcher",
+                  "https://github.com/deepspeedai/DeepSpeed/tree/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/"
+                  "deepspeed/launcher", "DeepSpeed 0.19.6 (wordings since 0.6.0)", DEEPSPEED_ROWS)
+ACCELERATE = build("accelerate_launcher",
+                   "https://github.com/huggingface/accelerate/tree/16cb6eb80dd9aa8b4df1a63ef57863e455d53b83/"
+                   "src/accelerate", "accelerate 1.15.0.dev0 (main 16cb6eb)", ACCELERATE_ROWS)
+REMOTE_SHELL = build("remote_shell",
+                     "https://github.com/chaos/pdsh/blob/cad4b00c3a5bb2835f86a34eaa360322b9c90ab7/src/common/"
+                     "pipecmd.c", "pdsh 2.x pipecmd.c; OpenSSH sshconnect.c messages", REMOTE_SHELL_ROWS)
