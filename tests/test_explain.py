@@ -24,7 +24,8 @@ from preflight.explain.timeouts import decode
 FIXTURES = Path(__file__).parent / "fixtures" / "explain"
 EXCERPTS: dict[str, dict[str, str]] = json.loads((FIXTURES / "excerpts.json").read_text(encoding="utf-8"))
 MULTIRANK = sorted(p for p in (FIXTURES / "multirank").iterdir() if p.is_dir())
-JSON_KEYS = {"id", "category", "line", "line_number", "file", "cause", "fix", "checks"}
+JSON_KEYS = {"id", "category", "layer", "line", "line_number", "file", "rank", "host", "cause", "fix", "checks",
+             "source", "code", "component", "family"}
 
 # the causes issue 7 asks the catalog to cover, by category
 REQUIRED = {"port-in-use", "privileged-port", "master-unreachable", "name-resolution", "hostname-loopback",

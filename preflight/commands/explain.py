@@ -15,7 +15,7 @@ import typer
 from preflight import exit_codes
 
 if TYPE_CHECKING:
-    from preflight.explain.matcher import Explanation
+    from preflight.explain.matcher import Explanation, Match
     from preflight.explain.signature import Signature
 
 
@@ -26,7 +26,8 @@ def register(app: typer.Typer) -> None:
 
 
 def explain(
-    logs: Annotated[list[str] | None, typer.Argument(help="log files, one per rank ('-' or none: stdin)")] = None,
+    logs: Annotated[list[str] | None, typer.Argument(help="log files (one per rank) or directories of rank logs "
+                                                     "('-' or none: stdin)")] = None,
     hosts: Annotated[Path | None, typer.Option("--hosts", "-H", help="run the checks that verify the best "
                                                "match on these hosts")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="print {\"matches\": [...]} (best first)")] = False,
@@ -45,26 +46,17 @@ def explain(
     """
     import sys
 
-    from preflight.explain.matcher import explain_texts, read_file, read_log
+    from preflight.explain.matcher import explain_texts
 
     catalog = _catalog(signatures)
     if list_catalog:
         sys.stdout.write(render_catalog(catalog))
         raise typer.Exit(exit_codes.OK)
     if not logs and sys.stdin.isatty():
-        sys.stderr.write("usage: preflight explain LOG [LOG...]   (or pipe a log: ... | preflight explain -)\n"
+        sys.stderr.write("usage: preflight explain LOG|DIR [...]  (or pipe a log: ... | preflight explain -)\n"
                          "       preflight explain --list          (the known failure signatures)\n")
         raise typer.Exit(exit_codes.USAGE)
-    texts: dict[str, str] = {}
-    for name in logs or ["-"]:
-        if name == "-":
-            texts["<stdin>"] = read_log(sys.stdin.buffer)
-            continue
-        try:
-            texts[name] = read_file(Path(name))
-        except OSError as exc:
-            sys.stderr.write(f"preflight: {name}: cannot read the log: {exc.strerror or exc}\n")
-            raise typer.Exit(exit_codes.USAGE) from None
+    texts = _read_logs(logs or ["-"])
     result = explain_texts(texts, catalog)
     if not result.matches and not json_out:
         for name, text in texts.items():
@@ -80,6 +72,37 @@ def explain(
             sys.stderr.write("preflight: no check verifies this cause; nothing was run on the hosts\n")
         raise typer.Exit(exit_codes.OK)
     raise typer.Exit(_verify(result, hosts, checks, json_out, report_dir))
+
+
+def _read_logs(names: list[str]) -> dict[str, str]:
+    """``{name: text}`` of every log named: files, ``-`` (stdin) and directories (their rank logs, recursively:
+    ``preflight.explain.logdir``); a log that cannot be read, or a directory without logs, stops with a usage
+    error."""
+    import sys
+
+    from preflight.explain.logdir import MAX_FILES, SUFFIXES, log_files
+    from preflight.explain.matcher import read_file, read_log
+
+    texts: dict[str, str] = {}
+    for name in names:
+        if name == "-":
+            texts["<stdin>"] = read_log(sys.stdin.buffer)
+            continue
+        path = Path(name)
+        files = log_files(path) if path.is_dir() else [path]
+        if not files:
+            sys.stderr.write(f"preflight: {name}: no log files ({', '.join('*' + s for s in SUFFIXES)}) in this "
+                             "directory\n")
+            raise typer.Exit(exit_codes.USAGE)
+        if len(files) >= MAX_FILES:
+            sys.stderr.write(f"preflight: {name}: only the first {MAX_FILES} log files are read\n")
+        for file in files:
+            try:
+                texts[str(file)] = read_file(file)
+            except OSError as exc:
+                sys.stderr.write(f"preflight: {file}: cannot read the log: {exc.strerror or exc}\n")
+                raise typer.Exit(exit_codes.USAGE) from None
+    return texts
 
 
 def _catalog(extra: Path | None) -> tuple[Signature, ...]:
@@ -225,14 +248,17 @@ def render(result: Explanation, secrets: Iterable[str] = ()) -> str:
             out.append("no error, exception, timeout or refused connection found either")
         return "\n".join(out) + "\n"
     rank = f", rank {best.rank}" if best.rank is not None else ""
+    host = f", host {best.host}" if best.host else ""
     out.append(f"root cause: {best.signature.category} ({best.signature.id})")
-    out.append(f"  where:  {best.file}:{best.line_number}{rank}")
+    out.append(f"  where:  {best.file}:{best.line_number}{rank}{host}")
     out.append(f"  line:   {_cut(best.line, secrets)}")
+    out.append(f"  found:  {_layer(best)}")
     out.append(f"  cause:  {best.explanation()}")
     out.append(f"  fix:    {best.signature.fix}")
     if best.signature.checks:
         out.append(f"  verify: preflight run --checks {','.join(best.signature.checks)} --hosts hosts.yaml")
-    out.append(f"  source: {best.signature.source}")
+    if best.signature.source:
+        out.append(f"  source: {best.signature.source}")
     others = result.matches[1:]
     if others:
         out.append(f"other matches ({len(others)}):")
@@ -243,6 +269,24 @@ def render(result: Explanation, secrets: Iterable[str] = ()) -> str:
             for t in m.timeouts:
                 out.append(f"      timeout {t.describe()}")
     return "\n".join(out) + "\n"
+
+
+def _layer(match: Match) -> str:
+    """Which layer recognised the line: its signature, a decoded code, or its component and failure family.
+
+    >>> from preflight.explain.matcher import explain_texts
+    >>> _layer(explain_texts({"r.log": "mlx5_0 NET/IB : port 1 link is down"}, tables=()).matches[0])
+    'keywords: component NET/IB, failure family link down / transport error (no signature or code table knows it)'
+    """
+    if match.layer == "code" and match.decoded:
+        d = match.decoded[0]
+        return f"code {d.code.code} ({d.code.name}) from the {d.table.name} table {d.table.version}"
+    if match.layer == "family":
+        return (f"keywords: component {match.component or 'not named'}, failure family {match.family} "
+                "(no signature or code table knows it)")
+    code = f"; the line carries code {match.decoded[0].code.code} ({match.decoded[0].code.name})" \
+        if match.decoded else ""
+    return f"signature {match.signature.id}{code}"
 
 
 def _cut(text: str, secrets: Iterable[str], width: int = 160) -> str:

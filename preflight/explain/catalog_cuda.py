@@ -44,12 +44,21 @@ CUDA: tuple[Signature, ...] = (
         weight=86),
     Signature(
         "nccl.cuda_oom", "oom",
-        (r"NCCL WARN Cuda failure 'out of memory'", r"NCCL WARN Failed to CUDA calloc \d+ bytes"),
+        (r"NCCL WARN Cuda failure (?:\d+ )?'out of memory'", r"NCCL WARN Failed to CUDA calloc (?:async )?\d+ bytes"),
         "NCCL could not allocate its GPU buffers: the GPU is full (the model, another process, or too many "
         "NCCL channels/communicators).",
         "Free GPU memory before the first collective (smaller batch, fewer communicators) or lower "
         "NCCL_BUFFSIZE / NCCL_MAX_NCHANNELS; check `nvidia-smi` for other processes.",
         ("gpu.devices.processes",), "https://github.com/NVIDIA/nccl/issues/1235", weight=86),
+    Signature(
+        "torch_npu.oom", "oom",
+        (r"NPU out of memory\. (?:Tried to allocate|NPUWorkspaceAllocator tried to allocate|device id: )",),
+        "A rank ran out of NPU memory (torch_npu's caching allocator, the NPU counterpart of CUDA's out of "
+        "memory); the other ranks then fail or hang waiting for it.",
+        "Lower the per-NPU batch size or sequence length, shard more (ZeRO / FSDP), set "
+        "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True against fragmentation, and check `npu-smi info` for "
+        "other processes holding memory on that NPU.",
+        ("npu.processes",), "https://github.com/vllm-project/vllm-omni/issues/6400", weight=88),
     # --- CUDA error 802: cudaErrorSystemNotReady (fabric manager) -------------------------------
     Signature(
         "cuda.system_not_ready", "driver",
@@ -124,7 +133,7 @@ CUDA: tuple[Signature, ...] = (
         _DRIVER, "https://github.com/Cyridd/cmpunlocker/issues/4", weight=90),
     Signature(
         "nccl.cuda_unknown_error", "driver",
-        (r"Cuda failure 999 'unknown error'",),
+        (r"Cuda failure (?:999 )?'unknown error'",),
         "A CUDA call inside NCCL failed with error 999 (cudaErrorUnknown): the driver is in a bad state "
         "(after an Xid, a driver upgrade without reboot, or a broken container runtime).",
         "Check `nvidia-smi` and `dmesg | grep -i xid` on the node; reset the GPU or reboot.",

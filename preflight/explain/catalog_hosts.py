@@ -81,7 +81,9 @@ HOSTS: tuple[Signature, ...] = (
         ("hccn.link",), "https://github.com/horovod/horovod/issues/685", weight=12, root_cause=False),
     Signature(
         "nccl.ib_completion_error", "fabric",
-        (r"NET/IB : Got completion from peer \S+ with (?:status=|error )\d+",),
+        (r"NET/IB : Got completion from peer \S+ with (?:status=|error )\d+",
+         # NCCL 2.23+ "NET/IB: Got completion", 2.28+ status by name: status=IBV_WC_RETRY_EXC_ERR(12)
+         r"NET/IB(?:/GIN)?: Got completion from peer \S+ with status=(?:\w+\()?\d+"),
         "An RDMA work request failed on the fabric (status 12 = transport retry counter exceeded: the "
         "peer or a link/switch port did not answer; 4/5 = local protection/flush after a failure).",
         "Check the links and switch ports between the named peers (`ibstat`, port counters) and the peer "

@@ -245,7 +245,8 @@ NETWORK: tuple[Signature, ...] = (
         when=_not_more_workers),
     Signature(
         "store.socket_timeout", "store-timeout",
-        (r"DistStoreError: Socket Timeout", r"RuntimeError: Socket Timeout"),
+        (r"DistStoreError: Socket Timeout", r"RuntimeError: Socket Timeout",
+         r"DistStoreError: wait timeout after \d+ms, keys: "),  # torch 2.5+ (pytorch/pytorch#131808)
         "A TCPStore read timed out: the key was never written because another rank (usually rank 0) "
         "failed or is stuck.",
         "Look at the other ranks' logs (rank 0 first) for the real error.",
@@ -253,7 +254,7 @@ NETWORK: tuple[Signature, ...] = (
     Signature(
         "nccl.unique_id_timeout", "store-timeout",
         (r"retr[e]?i[e]?ving ncclUniqueId from \[\d+\] via c10d key-value store by key '[^']*', but "
-         r"store->get\('[^']*'\) got error: Socket Timeout",),
+         r"store->get\('[^']*'\) got error: (?:Socket Timeout|wait timeout after \d+ms)",),
         "Rank 0 never published the NCCL unique id in the store: rank 0 failed or hangs before creating "
         "its communicator.",
         "Read rank 0's log for the real error; check it started and reached init_process_group.",
@@ -267,6 +268,17 @@ NETWORK: tuple[Signature, ...] = (
         "`preflight run --checks allreduce`.",
         ("net.reachability", "firewall.rules", "allreduce"),
         "https://github.com/XPixelGroup/BasicSR/issues/737", weight=15, root_cause=False),
+    Signature(
+        "torch_npu.watchdog_timeout", "fabric",
+        (r"Watchdog caught collective operation timeout: WorkHCCL\(",
+         r"HCCL watchdog thread terminated with exception"),
+        "A collective did not complete within the process-group timeout (torch_npu's ProcessGroupHCCL "
+        "watchdog, the NPU counterpart of NCCL's): some rank never entered it (crashed, stuck elsewhere) or the "
+        "device network between the ranks stalls.",
+        "Find the rank that is not in the collective (its log and plog have the first error); check the device "
+        "links (`hccn_tool -i N -link -g`) and ping between the device IPs.",
+        ("npu.processes", "hccn.link", "hccn.reachability"),
+        "https://github.com/vllm-project/vllm-ascend/issues/382", weight=15, root_cause=False),
     Signature(
         "gloo.connection_reset", "fabric",
         (r"Read error \[[^\]]+\]:\d+: Connection reset by peer", r"Connection closed by peer \["),

@@ -1,15 +1,23 @@
-"""Match log files (one per rank) against the catalog and put the root cause first.
+"""Match log files (one per rank) against the catalog, the code tables and the failure families, and put the
+first cause first.
 
-Ordering: root-cause signatures before generic symptoms (timeouts, reset connections); among them the
-earliest line by timestamp when both lines carry one, else the more specific signature (higher
-weight), then file order and line order. Input is read defensively: bytes decoded with
-``errors="replace"``, only the last ``MAX_BYTES`` of a file, at most ``MAX_LINES`` lines, long lines
-cut to ``MAX_LINE`` characters.
+Layers, per line: an exact signature (``signature``: the catalog, tolerant of case, spacing and punctuation);
+else a code decoded from a vendor's table (``code``: ``preflight.explain.tables.DECODERS``; not within
+``BLOCK_LINES`` of a signature's line, whose error it belongs to); else, only when
+neither recognised any real error in the logs, the component and failure family from its keywords
+(``family``: ``preflight.explain.families``); ``unknown`` last, with the most suspicious lines.
+
+Ordering: a match on a harmless warning line (deprecation notices, ``[W ...]``, CANN ``[WARNING]``, Python
+warnings, informational ``NCCL WARN``) after every other; root causes before symptoms (timeouts, reset
+connections); signatures and codes before keyword families; among them the earliest line by timestamp when
+all carry one, else the more specific (higher weight), then file order and line order. Input is read
+defensively: bytes decoded with ``errors="replace"``, only the last ``MAX_BYTES`` of a file, at most
+``MAX_LINES`` lines, long lines cut to ``MAX_LINE`` characters.
 
 >>> r = explain_texts({"rank0.log": "Timed out after 901 seconds waiting for clients. 1/2 clients joined.",
 ...                    "rank1.log": "connect [127.0.1.1]:3210: Connection refused"})
->>> (r.matches[0].signature.id, r.matches[0].file, r.matches[0].rank)
-('gloo.connect_loopback', 'rank1.log', 1)
+>>> (r.matches[0].signature.id, r.matches[0].file, r.matches[0].rank, r.matches[0].layer)
+('gloo.connect_loopback', 'rank1.log', 1, 'signature')
 """
 
 from __future__ import annotations
@@ -22,70 +30,44 @@ from pathlib import Path
 from typing import IO, Any
 
 from preflight.explain.catalog import CATALOG, Signature
+from preflight.explain.decode import CodeTable, Decoded
+from preflight.explain.families import checks_by_category, family_of
+from preflight.explain.lines import FileFacts, file_facts, line_rank, path_rank, timestamp
+from preflight.explain.tables import DECODERS
 from preflight.explain.timeouts import Timeout, decode
+from preflight.explain.tolerant import anchor
+
+__all__ = ["MAX_BYTES", "Explanation", "Match", "Suspect", "explain_texts", "rank_of", "read_file", "read_log",
+           "timestamp"]
 
 MAX_BYTES = 8 * 1024 * 1024  # the end of a log holds the failure; only its last 8 MiB are read
 MAX_LINES = 200_000
 MAX_LINE = 4096
 NEAR_LINES = 3
+BLOCK_LINES = 5  # a code within this many lines of a signature's line belongs to the error that signature explains
 SUSPICIOUS = re.compile(r"error|exception|traceback|timed? ?out|times out|refused|fail|fatal|killed|abort|"
                         r"denied|unreachable|no route|reset by peer|sigkill|signal 9|\bE\d{4}\b|\bE[IJ]\d{4}\b",
                         re.IGNORECASE)
-
-_ISO = re.compile(r"(\d{4})[-/](\d{2})[-/](\d{2})[ T-](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?")
-_GLOG = re.compile(r"(?<![\w])[IWEF](\d{3,4}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?")
-_US = re.compile(r"\b(\d{2})/(\d{2})/(\d{4}) (\d{2}):(\d{2}):(\d{2})")
-_LINE_RANK = re.compile(r"\[rank ?(\d+)\]|\[Rank (\d+)\]|RankID:(\d+)|\brank: (\d+) \(local_rank|"
-                        r"^\[\d+,(\d+)\]<std", re.IGNORECASE)
-_FILE_RANK = re.compile(r"rank[_-]?(\d+)", re.IGNORECASE)
-
-
-def timestamp(line: str) -> tuple[int, int, float] | None:
-    """(month, day, seconds of the day) of the line's timestamp; None without one (years are ignored:
-    glog lines have none).
-
-    >>> timestamp("[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] x")
-    (6, 26, 23084.903881913)
-    >>> timestamp("EI0006: 2024-08-05-18:15:21.270.506 Getting socket times out")
-    (8, 5, 65721.27)
-    >>> timestamp("no time here") is None
-    True
-    """
-    m = _ISO.search(line)
-    if m:
-        frac = float("0." + m.group(7)) if m.group(7) else 0.0
-        return int(m.group(2)), int(m.group(3)), _secs(m.group(4), m.group(5), m.group(6)) + frac
-    m = _GLOG.search(line)
-    if m:
-        md = m.group(1)
-        frac = float("0." + m.group(5)) if m.group(5) else 0.0
-        return int(md[:-2]), int(md[-2:]), _secs(m.group(2), m.group(3), m.group(4)) + frac
-    m = _US.search(line)
-    if m:
-        return int(m.group(1)), int(m.group(2)), _secs(m.group(4), m.group(5), m.group(6))
-    return None
-
-
-def _secs(h: str, m: str, s: str) -> float:
-    return float(int(h) * 3600 + int(m) * 60 + int(s))
+_NOT_FAMILY = re.compile(r"^\s*(?:File \"|frame #\d+)")  # traceback frames: paths, not failures
+LAYERS = ("signature", "code", "family", "unknown")
+CODE_WEIGHT, FAMILY_WEIGHT = 45, 30  # a symptom's weight is a third of it
 
 
 def rank_of(line: str, file: str) -> int | None:
-    """The rank named in the line (``[rank3]:``, ``RankID:3``, mpirun's ``[1,3]<stdout>``) or the file name.
+    """The rank named in the line (``[rank3]:``, ``RankID:3``, mpirun's ``[1,3]<stdout>``) or the file's path
+    (``rank_7.log``, torchrun's ``attempt_0/7/stderr.log``).
 
     >>> rank_of("[rank1]: EI0006: ...", "x.log"), rank_of("boom", "logs/rank_7.log"), rank_of("boom", "a.log")
     (1, 7, None)
     """
-    m = _LINE_RANK.search(line)
-    if m:
-        return int(next(g for g in m.groups() if g is not None))
-    m = _FILE_RANK.search(Path(file).name)
-    return int(m.group(1)) if m else None
+    found = line_rank(line)
+    return found if found is not None else path_rank(file)
 
 
 @dataclass(frozen=True)
 class Match:
-    """A catalog signature found on one line of one file."""
+    """A cause found on one line of one file: a catalog signature, or (layers ``code`` and ``family``) one
+    built from the code table entry or the failure family that recognised the line."""
 
     signature: Signature
     file: str
@@ -95,6 +77,12 @@ class Match:
     time: tuple[int, int, float] | None
     rank: int | None
     timeouts: tuple[Timeout, ...] = ()
+    layer: str = "signature"
+    host: str | None = None
+    harmless: bool = False  # the line only warns
+    decoded: tuple[Decoded, ...] = ()  # the codes of the line (the answer of a ``code`` match)
+    component: str | None = None  # ``family`` matches: the component the line names
+    family: str | None = None
 
     def explanation(self) -> str:
         """The cause, with the decoded timeout values when the line has any."""
@@ -103,11 +91,18 @@ class Match:
         decoded = "; ".join(t.describe() for t in self.timeouts)
         return f"{self.signature.cause} Timeout: {decoded}."
 
+    @property
+    def code(self) -> str | None:
+        return self.decoded[0].code.code if self.decoded else None
+
     def to_dict(self) -> dict[str, Any]:
-        """The ``--json`` shape: id, category, line, line_number, file, cause, fix, checks."""
-        return {"id": self.signature.id, "category": self.signature.category, "line": self.line,
-                "line_number": self.line_number, "file": self.file, "cause": self.explanation(),
-                "fix": self.signature.fix, "checks": list(self.signature.checks)}
+        """The ``--json`` shape: id, category, layer, line, line_number, file, rank, host, cause, fix, checks,
+        source, code, component, family."""
+        return {"id": self.signature.id, "category": self.signature.category, "layer": self.layer,
+                "line": self.line, "line_number": self.line_number, "file": self.file, "rank": self.rank,
+                "host": self.host, "cause": self.explanation(), "fix": self.signature.fix,
+                "checks": list(self.signature.checks), "source": self.signature.source or None, "code": self.code,
+                "component": self.component, "family": self.family}
 
 
 @dataclass(frozen=True)
@@ -118,17 +113,19 @@ class Suspect:
     line_number: int
     line: str
     score: int
+    harmless: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": "unknown", "category": "unknown", "line": self.line, "line_number": self.line_number,
-                "file": self.file, "cause": "No known failure signature matched; this is one of the most "
+        return {"id": "unknown", "category": "unknown", "layer": "unknown", "line": self.line,
+                "line_number": self.line_number, "file": self.file, "rank": None, "host": None,
+                "cause": "No known failure signature, code or failure family matched; this is one of the most "
                 "suspicious lines.", "fix": "Read the lines around it; run `preflight run` to check the "
-                "hosts.", "checks": []}
+                "hosts.", "checks": [], "source": None, "code": None, "component": None, "family": None}
 
 
 @dataclass
 class Explanation:
-    """All matches, root cause first, and the suspicious lines of an unrecognised log."""
+    """All matches, first cause first, and the suspicious lines of an unrecognised log."""
 
     matches: list[Match] = field(default_factory=list)
     suspects: list[Suspect] = field(default_factory=list)
@@ -145,23 +142,31 @@ class Explanation:
         return {"matches": [s.to_dict() for s in self.suspects]}
 
 
-def sort_key(m: Match) -> tuple[bool, bool, tuple[int, int, float], int, int, int]:
-    """Root causes first; then by timestamp (lines without one after those with one), then specificity."""
-    no_time = m.time is None
-    return (not m.signature.root_cause, no_time, m.time or (0, 0, 0.0), -m.signature.weight, m.file_index,
+def _group(m: Match) -> tuple[bool, bool, bool]:
+    return (m.harmless, not m.signature.root_cause, m.layer == "family")
+
+
+def sort_key(m: Match) -> tuple[bool, bool, bool, bool, tuple[int, int, float], int, int, int, int]:
+    """Real errors before warnings, root causes before symptoms, signatures and codes before families; then by
+    timestamp (lines without one after those with one), then layer (a signature before a code), then
+    specificity."""
+    return (*_group(m), m.time is None, m.time or (0, 0, 0.0), LAYERS.index(m.layer), -m.signature.weight,
+            m.file_index, m.line_number)
+
+
+def _by_weight(m: Match) -> tuple[bool, bool, bool, int, int, tuple[int, int, float], int, int]:
+    return (*_group(m), LAYERS.index(m.layer), -m.signature.weight, m.time or (99, 99, 0.0), m.file_index,
             m.line_number)
 
 
 def _order(matches: list[Match]) -> list[Match]:
-    """Sort; when the root-cause lines cannot all be compared by time, specificity decides among them."""
-    timed = [m for m in matches if m.signature.root_cause and m.time is not None]
-    untimed = [m for m in matches if m.signature.root_cause and m.time is None]
-    if timed and untimed:  # mixed: time cannot order them, fall back to weight for the root causes
-        def key(m: Match) -> tuple[bool, int, tuple[int, int, float], int, int]:
-            return (not m.signature.root_cause, -m.signature.weight, m.time or (99, 99, 0.0), m.file_index,
-                    m.line_number)
-        return sorted(matches, key=key)
-    return sorted(matches, key=sort_key)
+    """Sort; when the root causes of one group cannot all be compared by time, specificity decides among them."""
+    ordered: list[Match] = []
+    for group in sorted({_group(m) for m in matches}):
+        members = [m for m in matches if _group(m) == group]
+        mixed = any(m.time is None for m in members) and any(m.time is not None for m in members)
+        ordered.extend(sorted(members, key=_by_weight if mixed and not group[1] else sort_key))
+    return ordered
 
 
 def _lines(text: str) -> list[str]:
@@ -172,22 +177,32 @@ def _lines(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=8)
-def _prefilter(signatures: tuple[Signature, ...]) -> re.Pattern[str]:
-    """One alternation of every pattern: lines it does not match are skipped (5-10x faster on big logs)."""
-    parts = [re.sub(r"\(\?P<\w+>", "(?:", p) for sig in signatures for p in sig.patterns]
-    return re.compile("|".join(f"(?:{p})" for p in parts))
+def _prefilter(signatures: tuple[Signature, ...]) -> tuple[re.Pattern[str] | None, tuple[Signature, ...]]:
+    """One alternation of the signatures' anchors (a word every match contains, ``tolerant.anchor``) searched in
+    the lowercased line: lines without any are only tried against the few signatures without an anchor (the
+    prefilter makes big logs 10-50x faster)."""
+    anchors: set[str] = set()
+    always: list[Signature] = []
+    for sig in signatures:
+        words = [anchor(p) for p in sig.patterns]
+        if any(w is None for w in words):
+            always.append(sig)
+        anchors.update(w for w in words if w)
+    ordered = sorted(anchors, key=lambda w: (-len(w), w))
+    return (re.compile("|".join(re.escape(w) for w in ordered)) if ordered else None), tuple(always)
 
 
-def match_lines(lines: list[str], file: str, file_index: int,
-                signatures: Iterable[Signature] = CATALOG) -> list[Match]:
-    """Every (signature, first line) match in one file; a signature counts once per file."""
+def match_lines(lines: list[str], file: str, file_index: int, signatures: Iterable[Signature] = CATALOG,
+                facts: FileFacts | None = None, tables: tuple[CodeTable, ...] = ()) -> list[Match]:
+    """Every (signature, first line) match in one file; a signature counts once per file. ``tables`` name the
+    codes the matched lines carry."""
+    facts = facts or file_facts(lines, file)
     found: dict[str, Match] = {}
     sigs = tuple(signatures)
-    anything = _prefilter(sigs)
+    anchors, always = _prefilter(sigs)
     for number, line in enumerate(lines, start=1):
-        if not anything.search(line):
-            continue
-        for sig in sigs:
+        candidates = sigs if anchors is not None and anchors.search(line.lower()) else always
+        for sig in candidates:
             if sig.id in found:
                 continue
             m = sig.search(line)
@@ -197,8 +212,8 @@ def match_lines(lines: list[str], file: str, file_index: int,
                 window = "\n".join(lines[max(0, number - 1 - NEAR_LINES):number])
                 if not any(p.search(window) for p in sig.compiled_near):
                     continue
-            found[sig.id] = Match(sig, file, file_index, number, line.strip(), timestamp(line),
-                                  rank_of(line, file), tuple(decode(line)))
+            found[sig.id] = _match(sig, file, file_index, number, line, facts, "signature",
+                                   tuple(d for t in tables for d in t.decode(line)))
     # the same line matched by several signatures: keep only the most specific one
     best_per_line: dict[int, Match] = {}
     for match in found.values():
@@ -208,8 +223,71 @@ def match_lines(lines: list[str], file: str, file_index: int,
     return list(best_per_line.values())
 
 
-def suspicious(lines: list[str], file: str, limit: int = 5) -> list[Suspect]:
-    """The most suspicious distinct lines of a file (most keyword hits first, then the latest)."""
+def _match(sig: Signature, file: str, file_index: int, number: int, line: str, facts: FileFacts, layer: str,
+           decoded: tuple[Decoded, ...] = (), component: str | None = None, family: str | None = None) -> Match:
+    return Match(sig, file, file_index, number, line.strip(), timestamp(line), facts.rank_of(line),
+                 tuple(decode(line)), layer, facts.host_of(line), number in facts.harmless_lines, decoded,
+                 component, family)
+
+
+def code_matches(lines: list[str], file: str, file_index: int, tables: Iterable[CodeTable], taken: set[int],
+                 facts: FileFacts) -> list[Match]:
+    """The codes of the lines outside the error blocks a signature explains (``BLOCK_LINES`` around each line in
+    ``taken``: the wrapper ``NCCL error in: ..., internal error`` above NCCL's ``Last error:``, the ``-> 6`` trace
+    under a WARN), decoded; each code once per file."""
+    found: dict[tuple[str, str], Match] = {}
+    tables = tuple(tables)
+    blocked = {n for t in taken for n in range(t - BLOCK_LINES, t + BLOCK_LINES + 1)}
+    for number, line in enumerate(lines, start=1):
+        if number in blocked:
+            continue
+        decoded = tuple(d for t in tables for d in t.decode(line))
+        if not decoded:
+            continue
+        first = decoded[0]
+        key = (first.table.name, first.code.code)
+        if key in found:
+            continue
+        code = first.code
+        sig = Signature(
+            f"code.{first.table.name}.{code.code}", code.category, (),
+            f"{code.code} ({code.name}): {code.meaning} (decoded from {first.table.name} {first.table.version}; "
+            "no signature matched this line)", code.fix, code.checks, first.table.source,
+            weight=CODE_WEIGHT if code.root_cause else CODE_WEIGHT // 3, root_cause=code.root_cause)
+        found[key] = _match(sig, file, file_index, number, line, facts, "code", decoded)
+    return list(found.values())
+
+
+def family_matches(lines: list[str], file: str, file_index: int, facts: FileFacts) -> list[Match]:
+    """The (component, failure family) of the lines that carry one, each once per file; warnings and traceback
+    frames are not read."""
+    found: dict[tuple[str | None, str], Match] = {}
+    for number, line in enumerate(lines, start=1):
+        if number in facts.harmless_lines or _NOT_FAMILY.match(line):
+            continue
+        rec = family_of(line)
+        if rec is None or (rec.component, rec.family) in found:
+            continue
+        who = rec.component or "The log"
+        sig = Signature(
+            f"family.{_slug(rec.component or 'any')}.{_slug(rec.family)}", rec.category, (),
+            f"{who} reported {rec.family}: {rec.meaning}. No signature or code table knows this line; it was "
+            "recognised by its keywords.", rec.fix, checks_by_category().get(rec.category, ()), "",
+            weight=FAMILY_WEIGHT if rec.root_cause else FAMILY_WEIGHT // 3, root_cause=rec.root_cause)
+        found[(rec.component, rec.family)] = _match(sig, file, file_index, number, line, facts, "family",
+                                                    component=rec.component, family=rec.family)
+    return list(found.values())
+
+
+def _slug(text: str) -> str:
+    """``NET/IB`` -> ``net_ib``, ``link down / transport error`` -> ``link_down_transport_error``."""
+    return "_".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def suspicious(lines: list[str], file: str, limit: int = 5, facts: FileFacts | None = None) -> list[Suspect]:
+    """The most suspicious distinct lines of a file (real errors before warnings, most keyword hits first, then
+    the latest)."""
+    warned = facts.harmless_lines if facts else frozenset()
     scored: dict[str, Suspect] = {}
     for number, line in enumerate(lines, start=1):
         text = line.strip()
@@ -217,26 +295,37 @@ def suspicious(lines: list[str], file: str, limit: int = 5) -> list[Suspect]:
             continue
         hits = len(SUSPICIOUS.findall(text))
         if hits and (text not in scored or scored[text].score <= hits):
-            scored[text] = Suspect(file, number, text, hits)
-    ranked = sorted(scored.values(), key=lambda s: (-s.score, -s.line_number))
+            scored[text] = Suspect(file, number, text, hits, number in warned)
+    ranked = sorted(scored.values(), key=lambda s: (s.harmless, -s.score, -s.line_number))
     return ranked[:limit]
 
 
-def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CATALOG) -> Explanation:
-    """Explain already-read logs, ``{file name: text}`` (one file per rank), in the given order, against
-    ``signatures`` (the built-in catalog unless user signatures were merged in)."""
+def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CATALOG,
+                  tables: Iterable[CodeTable] | None = None) -> Explanation:
+    """Explain already-read logs, ``{file name or path: text}`` (one file per rank), in the given order, against
+    ``signatures`` (the built-in catalog unless user signatures were merged in) and the code ``tables``
+    (``DECODERS`` unless given)."""
     sigs = tuple(signatures)
+    decoders = tuple(DECODERS if tables is None else tables)
     result = Explanation(files=list(texts))
-    all_matches: list[Match] = []
-    per_file_lines: list[tuple[str, list[str]]] = []
+    found: list[Match] = []
+    per_file: list[tuple[str, list[str], FileFacts]] = []
     for index, (name, text) in enumerate(texts.items()):
         lines = _lines(text)
-        per_file_lines.append((name, lines))
-        all_matches.extend(match_lines(lines, name, index, sigs))
-    result.matches = _order(all_matches)
+        facts = file_facts(lines, name)
+        per_file.append((name, lines, facts))
+        matched = match_lines(lines, name, index, sigs, facts, decoders)
+        found.extend(matched)
+        if decoders:
+            explained = {m.line_number for m in matched if not m.harmless}
+            found.extend(code_matches(lines, name, index, decoders, explained, facts))
+    if not any(not m.harmless for m in found):
+        for index, (name, lines, facts) in enumerate(per_file):
+            found.extend(family_matches(lines, name, index, facts))
+    result.matches = _order(found)
     if not result.matches:
-        suspects = [s for name, lines in per_file_lines for s in suspicious(lines, name)]
-        result.suspects = sorted(suspects, key=lambda s: -s.score)[:10]
+        suspects = [s for name, lines, facts in per_file for s in suspicious(lines, name, facts=facts)]
+        result.suspects = sorted(suspects, key=lambda s: (s.harmless, -s.score))[:10]
     return result
 
 

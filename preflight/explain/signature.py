@@ -1,11 +1,21 @@
 """What a known failure signature is (``Signature``) and the categories they fall in; the entries are in
-``catalog_network`` and ``catalog_hosts``, gathered by ``catalog``."""
+``catalog_network`` and ``catalog_hosts``, gathered by ``catalog``.
+
+A signature matches its patterns as written first, then their tolerant forms (``tolerant``: another case,
+spacing, quotes or sentence punctuation of the same words):
+
+>>> sig = Signature("x.reset", "fabric", (r"Net : Connection closed by remote peer",), "c", "f", (), "https://x")
+>>> bool(sig.search("NET: connection closed by remote peer 10.0.0.2<50312>"))
+True
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from preflight.explain.tolerant import compile_tolerant
 
 CATEGORIES = (
     "port-in-use", "privileged-port", "master-unreachable", "name-resolution", "hostname-loopback",
@@ -37,15 +47,19 @@ class Signature:
     when: Callable[[re.Match[str]], bool] | None = None  # extra condition on the match
     compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
     compiled_near: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+    compiled_tolerant: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "compiled", tuple(re.compile(p) for p in self.patterns))
         object.__setattr__(self, "compiled_near", tuple(re.compile(p, re.IGNORECASE) for p in self.near))
+        object.__setattr__(self, "compiled_tolerant", tuple(compile_tolerant(p) for p in self.patterns))
 
     def search(self, line: str) -> re.Match[str] | None:
-        """The first pattern match in ``line`` that also satisfies ``when`` (None when there is none)."""
-        for pattern in self.compiled:
-            m = pattern.search(line)
-            if m and (self.when is None or self.when(m)):
-                return m
+        """The first pattern match in ``line`` that also satisfies ``when`` (None when there is none): the
+        patterns as written, then their tolerant forms."""
+        for patterns in (self.compiled, self.compiled_tolerant):
+            for pattern in patterns:
+                m = pattern.search(line)
+                if m and (self.when is None or self.when(m)):
+                    return m
         return None

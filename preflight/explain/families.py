@@ -1,0 +1,157 @@
+"""The third layer of ``explain``: the component and failure family of a line no signature and no code table
+knows, from its keywords (``NET/IB`` + ``link down``, ``HCCL`` + ``timeout``, ``out of memory``...).
+
+A family needs a failure word (a component alone is not a failure); the component, when one is named, refines
+the category (a timeout in HCCL is ``hccl-timeout``, in the TCPStore ``store-timeout``). Families whose
+category depends on a component the line does not name are not reported.
+
+>>> f = family_of("node2:77:90 [1] NCCL WARN NET/IB : port 1 of mlx5_0 link is down")
+>>> (f.component, f.family, f.category, f.root_cause)
+('NET/IB', 'link down / transport error', 'fabric', True)
+>>> family_of("[E] HCCL execution stalled: timeout while waiting for rank 3").category
+'hccl-timeout'
+>>> family_of("epoch 3 step 100 loss=0.12") is None
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+COMPONENTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(p, re.IGNORECASE)) for name, p in (
+    ("NET/IB", r"NET/IB\w*|\bibv_\w+|\bmlx5_?\w*|InfiniBand|\bRoCE\b|\bverbs\b"),
+    ("HCCL", r"HCCL|\bHCCP\b|\bhccn\w*"),  # also WorkHCCL, ProcessGroupHCCL, hcclComm
+    ("CANN runtime", r"\bACL\b|\baclrt\w*|\bRUNTIME\(|\bCANN\b|\bascend\w*"),
+    ("NPU", r"\bNPU\b|torch_npu"),
+    ("NCCL", r"NCCL|\bnccl\w*"),  # also WorkNCCL, ProcessGroupNCCL
+    ("gloo", r"\bgloo\b"),
+    ("rendezvous", r"rendezvous|\brdzv\w*"),
+    ("TCPStore", r"TCPStore|\bDistStore\w*|\bc10d\b|MASTER_ADDR|MASTER_PORT"),
+    ("NVIDIA driver", r"\bNVRM\b|nvidia-smi|\bNVML\b|\bXid\b|nvidia-fabricmanager"),
+    ("CUDA", r"\bCUDA\b|\bcuda\w*|\bcu[A-Z]\w+"),
+    ("torchrun", r"torch\.distributed\.elastic|\btorchrun\b|ChildFailedError"),
+    ("MPI", r"\bmpirun\b|\bORTE\b|\bPMIx?\b|Open MPI"),
+    ("ssh", r"\bssh\b|\bpdsh\b"),
+))
+
+
+@dataclass(frozen=True)
+class Family:
+    """A failure family: its keywords, its category (by component) and whether it is a cause or a symptom."""
+
+    name: str
+    pattern: re.Pattern[str]
+    category: str | None  # without a component, or a component missing from by_component; None: not reported
+    root_cause: bool
+    meaning: str
+    fix: str
+    by_component: Mapping[str, str] = field(default_factory=dict)
+
+    def category_for(self, component: str | None) -> str | None:
+        return self.by_component.get(component or "", self.category)
+
+
+_PEER_FIX = ("Look at the other ranks' logs for the first error (a crash, an OOM, a kill); then check the network "
+             "path between the nodes.")
+
+FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), cat, root, meaning, fix, comp)
+                                     for name, p, cat, root, meaning, fix, comp in (
+    ("out of memory", r"out of memory|\bOOM\b|Cannot allocate memory|insufficient (?:device )?memory|"
+     r"memory (?:allocation|alloc) failed|failed to allocate|\bMemoryError\b|oom-kill", "oom", True,
+     "a device or host ran out of memory", "Free memory on that node (smaller batch, fewer processes on the "
+     "device) and check what else holds it.", {"NET/IB": "memlock"}),
+    ("too many open files", r"Too many open files|\bEMFILE\b", "open-files", True,
+     "the process hit its open-file limit", "Raise `ulimit -n` for the job.", {}),
+    ("shared memory", r"/dev/shm|\bshm_\w+|shared memory", "shm", True,
+     "shared memory (/dev/shm) could not be used", "Give the job a larger /dev/shm (--ipc=host, --shm-size).",
+     {}),
+    ("address in use", r"Address already in use|\bEADDRINUSE\b|address in use", "port-in-use", True,
+     "a port the job needs is already taken", "Free the port or choose another one on every node.",
+     {"HCCL": "hccl-port"}),
+    ("name resolution", r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
+     r"\bgai error\b|could not resolve host|unknown host", "name-resolution", True,
+     "a host name does not resolve", "Make every node's name and MASTER_ADDR resolve on every node.", {}),
+    ("no route", r"No route to host|\bEHOSTUNREACH\b|Network is unreachable", "firewall", True,
+     "the peer is unreachable (a REJECT rule or no route)", "Open the job's ports between the nodes and check "
+     "the routes.", {}),
+    ("connection refused", r"Connection refused|\bECONNREFUSED\b", "master-unreachable", True,
+     "nothing listens where the rank connects (wrong address or port, or the peer is not up)",
+     "Check MASTER_ADDR/MASTER_PORT and that the peer started; check the firewall.",
+     {"NCCL": "firewall", "NET/IB": "firewall", "HCCL": "hccl-link", "ssh": "ssh", "MPI": "ssh"}),
+    ("peer gone", r"Connection reset by peer|Broken pipe|Connection closed by (?:remote )?peer|\bECONNRESET\b|"
+     r"\bEPIPE\b|remote process exit\w*|connection (?:was )?(?:closed|lost|aborted)", "fabric", False,
+     "a peer closed the connection: it exited or crashed first", _PEER_FIX,
+     {"HCCL": "hccl-link", "TCPStore": "store-timeout", "rendezvous": "rendezvous"}),
+    ("link down / transport error", r"link (?:is )?down|port (?:state )?(?:is )?down|\bPORT_DOWN\b|"
+     r"retry (?:counter )?exceeded|\bRETRY_EXC\w*|completion error|error cqe|\bIBV_WC_\w+_ERR\b|async event",
+     "fabric", True, "the network fabric reported a link or transport error",
+     "Check the link state and error counters on both nodes and the switch.", {"HCCL": "hccl-link"}),
+    ("timeout", r"timed? ?out\b|\btimeout\b|times out|deadline exceeded|\bwatchdog\b", None, False,
+     "an operation waited too long for a peer: some rank failed or hangs first", _PEER_FIX,
+     {"NCCL": "fabric", "NET/IB": "fabric", "gloo": "fabric", "HCCL": "hccl-timeout",
+      "CANN runtime": "hccl-timeout", "NPU": "hccl-timeout", "TCPStore": "store-timeout",
+      "rendezvous": "rendezvous", "torchrun": "rendezvous", "ssh": "ssh"}),
+    ("library / version", r"undefined symbol|cannot open shared object file|version mismatch|"
+     r"incompatible (?:version|driver)|not compiled with|built without", "version-mismatch", True,
+     "a library is missing or of another version than the build expects",
+     "Install matching versions of the library on every node.", {"NVIDIA driver": "driver", "CUDA": "driver"}),
+    ("device missing", r"invalid device ordinal|no (?:CUDA )?(?:GPUs?|devices?|NPUs?) (?:are )?(?:available|found)|"
+     r"device not found|No such device|invalid device id|device id error", "device-mapping", True,
+     "a rank asked for a device that is not there", "Match the ranks per node to the visible devices.",
+     {"NET/IB": "rdma"}),
+    ("hardware / driver fault", r"\bXid\b|ECC error|fallen off the bus|uncorrectable|GPU is lost|device lost|"
+     r"hardware (?:error|fault)|RmInitAdapter|communicate with the NVIDIA driver|driver (?:is )?not loaded",
+     "driver", True, "the accelerator or its driver failed", "Drain the node; check `dmesg` and the device "
+     "health, reset or replace it.", {}),
+    ("collective mismatch", r"collective mismatch|mismatch(?:ed)? collective|inconsistent between ranks|"
+     r"different (?:collectives|shapes|sizes)", "collective-mismatch", True,
+     "the ranks disagree on the collective they run", "Make every rank run the same collectives with the same "
+     "shapes and versions.", {}),
+))
+
+
+@dataclass(frozen=True)
+class Recognised:
+    """A line's component (None when it names none) and failure family, with the category they give."""
+
+    component: str | None
+    family: str
+    category: str
+    root_cause: bool
+    meaning: str
+    fix: str
+
+
+def component_of(line: str) -> str | None:
+    """The first component (in ``COMPONENTS`` order, most specific first) the line names."""
+    return next((name for name, pattern in COMPONENTS if pattern.search(line)), None)
+
+
+def family_of(line: str) -> Recognised | None:
+    """The line's failure family and component, or None when it carries no failure word with a category."""
+    component = component_of(line)
+    for fam in FAMILIES:
+        if fam.pattern.search(line):
+            category = fam.category_for(component)
+            if category is None:
+                continue
+            return Recognised(component, fam.name, category, fam.root_cause, fam.meaning, fam.fix)
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def checks_by_category() -> dict[str, tuple[str, ...]]:
+    """The checks that verify each category: those the catalog's signatures of that category name.
+
+    >>> checks_by_category()["shm"]
+    ('os.shm',)
+    """
+    from preflight.explain.catalog import CATALOG
+
+    found: dict[str, set[str]] = {}
+    for sig in CATALOG:
+        found.setdefault(sig.category, set()).update(sig.checks)
+    return {cat: tuple(sorted(checks)) for cat, checks in found.items()}
