@@ -32,7 +32,7 @@ from preflight.checks.base import Check, EvalContext, Facts, finding
 from preflight.gpu_tools import tool_command, tool_paths
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
-from preflight.nvsmi_query import parse_query, value
+from preflight.nvsmi_query import cut_short, parse_query, value
 
 _NO_FABRIC = ("n/a", "not supported")
 # systemctl is-active's answers (man systemctl); anything else (no systemd in a container) reads as unknown.
@@ -80,7 +80,8 @@ class GpuFabricManagerCheck(Check):
         query = outputs.get("query", empty)
         gpus = parse_fabric(query.stdout) if path else []
         unread = path and not gpus and "no devices were found" not in (query.stdout + query.stderr).lower()
-        return {
+        short = {"unread": cut} if path and (cut := cut_short(query.stdout)) else {}
+        return {**short,
             "tool": path,
             "error": f"nvidia-smi -q failed: {error_text(query)}" if unread else None,
             "gpus": gpus,
@@ -107,6 +108,10 @@ def _judge_state(host: str, host_facts: Facts) -> Finding:
     switches: list[str] = host_facts.get("nvswitches") or []
     remedy = ("systemctl enable --now nvidia-fabricmanager  # install nvidia-fabricmanager-<driver branch>, the "
               "same version as the driver; then nvidia-smi -q | grep -A2 Fabric")
+    if host_facts.get("unread") and not _fabric_problems(fabric):  # a fault in the part read still counts
+        return finding(check, host, Status.ERROR, f"{check}: could not read every GPU's fabric state on {host}: "
+                       f"{host_facts['unread']}", observed=str(host_facts["unread"]),
+                       expected="a whole nvidia-smi -q report")
     if fabric:
         bad = _fabric_problems(fabric)
         if bad:

@@ -46,7 +46,7 @@ from preflight.checks.base import Check, EvalContext, Facts, finding
 from preflight.gpu_tools import tool_command, tool_paths
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
-from preflight.nvsmi_query import number, parse_query, value
+from preflight.nvsmi_query import cut_short, number, parse_query, value
 
 LINK = "PCI/GPU Link Info"
 
@@ -113,6 +113,8 @@ class GpuPcieCheck(Check):
         facts["links"] = parse_links(query.stdout)
         if not facts["links"] and "no devices were found" not in (query.stdout + query.stderr).lower():
             facts["error"] = f"nvidia-smi -q failed: {error_text(query)}"
+        elif short := cut_short(query.stdout):
+            facts["unread"] = short
         return facts
 
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
@@ -124,6 +126,10 @@ class GpuPcieCheck(Check):
             if not host_facts.get("tool"):
                 findings.append(finding(check, host, Status.SKIP,
                                         f"{check}: no nvidia-smi on {host} (gpu.devices.smi says more)"))
+            elif host_facts.get("unread"):  # part of the report is missing: no verdict on the part that came
+                findings.append(finding(check, host, Status.ERROR, f"{check}: could not read {host}'s links: "
+                                        f"{host_facts['unread']}", observed=str(host_facts["unread"]),
+                                        expected="a whole nvidia-smi -q report"))
             elif host_facts.get("error"):
                 findings.append(finding(check, host, Status.SKIP, f"{check}: {host_facts['error']} on {host} "
                                         "(reported once, by gpu.devices.smi)", observed=str(host_facts["error"])))

@@ -15,6 +15,27 @@ import re
 from typing import Any
 
 _GPU = re.compile(r"GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
+_ATTACHED = re.compile(r"^Attached GPUs\s*:\s*(\d+)\s*$", re.MULTILINE)
+
+
+def cut_short(text: str) -> str | None:
+    """Why a ``-q`` report was not read whole, or None: it announces more GPUs (``Attached GPUs : N``) than it
+    holds blocks for (a probe cut by its timeout, an output truncated on the way). Judging the GPUs that made
+    it would pass the ones that did not.
+
+    >>> cut_short("Attached GPUs : 8\\nGPU 00000000:19:00.0\\n    Product Name : NVIDIA H100 80GB HBM3\\n")
+    'nvidia-smi -q announced 8 GPUs but printed 1 of them (the output was cut short)'
+    >>> cut_short("Attached GPUs : 1\\nGPU 00000000:19:00.0\\n"), cut_short("garbage")
+    (None, None)
+    """
+    announced = _ATTACHED.search(text)
+    if announced is None:
+        return None
+    printed = sum(1 for line in text.splitlines() if not line.startswith(" ") and _GPU.fullmatch(line.strip()))
+    expected = int(announced[1])
+    if printed >= expected:
+        return None
+    return f"nvidia-smi -q announced {expected} GPUs but printed {printed} of them (the output was cut short)"
 
 
 def parse_query(text: str) -> list[dict[str, Any]]:
