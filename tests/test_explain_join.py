@@ -1,6 +1,8 @@
 """``preflight explain --report``: each candidate cause confirmed, ruled out or not checked by a saved report.
 
-The logic (preflight.explain.join) on small reports built here, and the CLI option.
+The logic (preflight.explain.join) on small reports built here, then the CLI on launches recorded on the
+namespace cluster (tests/fixtures/explain/recorded_netns/, README there): real torch.distributed logs and the
+report.json ``preflight run`` wrote on the same broken cluster.
 """
 
 from __future__ import annotations
@@ -9,12 +11,14 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from preflight.explain.join import CONFIRMED, NOT_CHECKED, RULED_OUT, join, report_host, weigh
 from preflight.explain.matcher import explain_texts
 from preflight.model import Finding, HostResult, Report, Status
 from preflight.render.json_report import write
 
+RECORDED = Path(__file__).parent / "fixtures" / "explain" / "recorded_netns"
 HOSTS = [HostResult("node1", "10.0.0.1", True), HostResult("node2", "10.0.0.2", True)]
 
 
@@ -131,3 +135,60 @@ def test_cli_report_that_cannot_be_used(tmp_path: Path) -> None:
                           ([str(tmp_path / "bad.json"), "--hosts", "hosts.yaml"], "give one")):
         proc = _cli(str(log), "--report", *args)
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+
+
+# --- launches recorded on the namespace cluster ------------------------------------------------------------
+
+def explain_recorded(case: str) -> dict[str, Any]:
+    """``preflight explain <case>/logs --report <case>/report.json --json`` on a recording."""
+    proc = _cli(str(RECORDED / case / "logs"), "--report", str(RECORDED / case / "report.json"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    data: dict[str, Any] = json.loads(proc.stdout)
+    return data
+
+
+def evidence(match: dict[str, Any], status: str) -> set[tuple[str, str | None]]:
+    return {(e["check"], e["host"]) for e in match["evidence"] if e["status"] == status}
+
+
+def test_recorded_blocked_master_port() -> None:
+    """The worker's store client times out first (node2); the master's iptables DROP is what the report names."""
+    best = explain_recorded("blocked_port")["matches"][0]
+    assert (best["category"], best["id"], best["host"]) == ("master-unreachable", "c10d.client_timed_out", "node2")
+    assert best["file"].endswith("blocked_port/logs/node2/console.log") and best["rank"] is None  # no worker ran
+    assert best["status"] == "confirmed"
+    assert evidence(best, "confirmed") == {("firewall.rules", "node1"), ("net.reachability", "node2")}
+    rule = next(e for e in best["evidence"] if e["check"] == "firewall.rules")
+    assert "dropped by iptables rule `-A INPUT -i eth0 -p tcp -m tcp --dport 29531 -j DROP`" in rule["finding"]
+    assert evidence(best, "ruled out") == {("net.master_resolution", None)}  # the name resolves alike on both
+
+
+def test_recorded_wrong_gloo_interface() -> None:
+    """Rank 1 on node2 dies at init (no eth9); rank 0 then times out waiting for it: node2's net.interface fails."""
+    data = explain_recorded("wrong_interface")
+    best = data["matches"][0]
+    assert (best["category"], best["id"], best["rank"], best["host"]) == \
+        ("wrong-interface", "gloo.ifname_not_found", 1, "node2")
+    assert best["status"] == "confirmed" and not data["reranked"]
+    assert evidence(best, "confirmed") == {("net.interface", "node2")}
+    assert "GLOO_SOCKET_IFNAME='eth9'" in best["evidence"][0]["finding"]
+    waited = [m for m in data["matches"] if m["id"] == "store.socket_timeout"]
+    assert {m["file"].split("/logs/")[1].split("/")[0] for m in waited} == {"node1"}
+    assert {m["status"] for m in waited} == {"ruled out"}  # master resolution, reachability, firewall all pass
+
+
+def test_recorded_killed_rank() -> None:
+    """Rank 1 on node2 got SIGKILL mid all_reduce; rank 0 sees the peer close. The catalog's likeliest reason for a
+    SIGKILL is the OOM killer: the report rules it out (node2 had its memory), so something else killed it."""
+    data = explain_recorded("killed_rank")
+    best = data["matches"][0]
+    assert (best["category"], best["id"], best["rank"], best["host"]) == ("oom", "elastic.exit_sigkill", 1, "node2")
+    assert best["status"] == "ruled out" and evidence(best, "ruled out") == {("os.memory", "node2")}
+    reset = next(m for m in data["matches"] if m["id"] == "gloo.connection_reset")
+    assert (reset["host"], reset["status"]) == ("node1", "ruled out")  # the network was fine too
+
+
+def test_recordings_terminal_text() -> None:
+    proc = _cli(str(RECORDED / "blocked_port" / "logs"), "--report", str(RECORDED / "blocked_port" / "report.json"))
+    assert proc.returncode == 0, proc.stderr
+    assert "evidence from " in proc.stdout and "  confirmed    firewall.rules failed on node1: " in proc.stdout

@@ -57,9 +57,13 @@ class Evidence:
         >>> Evidence(NOT_CHECKED, "os.memory", (), "no finding in the report").describe()
         'os.memory: no finding in the report'
         """
+        return f"{self.headline()}: {self.finding}"
+
+    def headline(self) -> str:
+        """The check, what it did and where: ``firewall.rules failed on node1``."""
         where = f" on {', '.join(self.hosts)}" if self.hosts else ""
         verb = {CONFIRMED: " failed", RULED_OUT: " passed"}.get(self.status, "")
-        return f"{self.check}{verb}{where}: {self.finding}"
+        return f"{self.check}{verb}{where}"
 
     def to_dict(self) -> dict[str, Any]:
         """``{"status", "check", "host", "hosts", "finding"}``; ``host`` is the one host, or None for several."""
@@ -97,12 +101,6 @@ class Joined:
 
     def to_dict(self) -> dict[str, Any]:
         return {"matches": [v.to_dict() for v in self.verdicts], "reranked": self.reranked}
-
-
-def host_of(match: Match) -> str | None:
-    """The host a match names (``Match.host`` where the log said it), else None."""
-    host = getattr(match, "host", None)
-    return host if isinstance(host, str) and host else None
 
 
 def report_host(report: Report, name: str | None) -> str | None:
@@ -196,7 +194,7 @@ def join(explanation: Explanation, report: Report) -> Joined:
     """Every candidate of ``explanation`` weighed against ``report``; confirmed root causes first."""
     verdicts = []
     for match in explanation.matches:
-        host = report_host(report, host_of(match))  # None (every host counts) when the report lacks it
+        host = report_host(report, match.host)  # None (every host counts) when the report lacks it
         found = [e for check in match.signature.checks for e in weigh(check, host, report)]
         evidence = tuple(sorted(found, key=lambda e: _ORDER[e.status]))  # confirmations first
         verdicts.append(Verdict(match, host, evidence))
@@ -226,8 +224,10 @@ def render(joined: Joined, source: str) -> list[str]:
         lines.append(f"  {e.status:<12} {e.describe()}")
     if len(best.evidence) > MAX_SHOWN:
         lines.append(f"  ... {len(best.evidence) - MAX_SHOWN} more (--json lists them all)")
+    shown = {best.match.signature.id}
     for v in joined.verdicts[1:]:
-        if v.status != NOT_CHECKED:
+        if v.status != NOT_CHECKED and v.match.signature.id not in shown:
+            shown.add(v.match.signature.id)
             first = next(e for e in v.evidence if e.status == v.status)
-            lines.append(f"  {v.match.signature.id}: {v.status} ({first.describe()})")
+            lines.append(f"  also {v.status}: {v.match.signature.id} ({first.headline()})")
     return lines
