@@ -121,12 +121,18 @@ def path_host(file: str) -> str | None:
     (None, '10.0.0.7', None)
     >>> path_host("r0.log"), path_host("gpu3.log"), path_host("default/train-worker-1/logs.txt")
     (None, None, 'train-worker-1')
+    >>> path_host("node1/none_3__tsy5i/attempt_0/0/stderr.log")  # torchrun's run folder is not a host
+    'node1'
     """
     parts = PurePath(file.replace("\\", "/")).parts
     if not parts:
         return None
     stem = re.sub(r"\.(?:log|txt|out|err)$", "", parts[-1])
-    for part in (stem, *reversed(parts[:-1])):
+    # torchrun --log-dir makes the folder above attempt_<n> with tempfile.mkdtemp(prefix=f"{run_id}_"): <run id>_
+    # and 8 random characters ("none_3__tsy5i"); that is not a host
+    run_folders = {parts[i - 1] for i in range(1, len(parts)) if re.fullmatch(r"attempt_\d+", parts[i])
+                   and re.fullmatch(r".+_[a-z0-9_]{8}", parts[i - 1])}
+    for part in (stem, *(p for p in reversed(parts[:-1]) if p not in run_folders)):
         if _IPV4.match(part):
             return part
         if not _GENERIC_PART.match(part) and _HOSTLIKE_PART.match(part) and not _NOT_A_HOST.match(part):
