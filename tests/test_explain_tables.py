@@ -83,8 +83,7 @@ UNSEEN: dict[str, tuple[str, str]] = {
                             "you can only use one of cpu multi gpu tpu use deepspeed use fsdp at a time"),
     "remote_shell": ("Host key verification failed.", "host key verification failed"),
     "openmpi": ("ORTE has lost communication with a remote daemon.", "{} has lost communication with a remote daemon"),
-    "slurm": ("slurmstepd: error: Detected 2 oom_kill events in StepId=42.0. Some of the step tasks have been OOM "
-              "Killed.", "detected {} oom kill event {} in {} some of the step tasks have been oom killed"),
+    "slurm": ("slurmstepd: error: Exceeded step memory limit at some point.", "exceeded job memory limit"),
 }
 
 
