@@ -226,10 +226,10 @@ def test_hccl_result_keeps_the_catalog_view() -> None:
 
 
 def test_nvidia_table_sizes() -> None:
-    # ncclResult_t 0-8 of nccl.h 2.30; NCCL WARN families (their templates: 2.10-2.30 wordings); cudaError_t of
+    # ncclResult_t 0-8 of nccl.h 2.30; NCCL WARN families (their templates: 2.3-2.30 wordings); cudaError_t of
     # CUDA 13.0 with cudaSuccess; the Xid catalog's rows
-    assert [len(t.entries) for t in (NCCL_RESULT, NCCL_WARN, CUDA_ERROR, XID)] == [9, 56, 133, 172]
-    assert sum(len(row[6]) for row in table_nccl_warn_rows.ROWS) == 206
+    assert [len(t.entries) for t in (NCCL_RESULT, NCCL_WARN, CUDA_ERROR, XID)] == [9, 57, 133, 172]
+    assert sum(len(row[6]) for row in table_nccl_warn_rows.ROWS) == 238
 
 
 @pytest.mark.parametrize(("line", "codes"), [
@@ -325,6 +325,18 @@ _WARN = "NCCL WARN "
      "Connection refused (111)", "P2P: handle exchange failed"),
     ("h:1:2 [0] ras/ras.cc:1050 " + _WARN + "NCCL version mismatch with remote peer 10.0.0.2<28028> (local: 22602, "
      "remote 22503)", "RAS: version mismatch"),
+    # NCCL 2.3-2.9 wordings (before the peer's address was printed; include/core.h's SYSCHECK "Call to <call> ...")
+    ("h:1:2 [0] transport/net_ib.cc:788 " + _WARN + "NET/IB : Got completion with error 12, opcode 1, len 0, vendor "
+     "err 129", "NET/IB: completion error"),
+    ("h:1:2 [0] include/socket.h:390 " + _WARN + "Connect to 10.0.0.2<39615> failed : No route to host",
+     "NET/Socket: connect failed"),
+    ("h:1:2 [0] include/socket.h:360 WARN Call to connect failed : Connection timed out", "NET/Socket: connect failed"),
+    ("h:1:2 [0] include/socket.h:403 " + _WARN + "Net : Connection closed by remote peer",
+     "NET/Socket: connection closed by peer"),
+    ("h:1:2 [0] include/shm.h:26 " + _WARN + "Unable to allocate shared memory (9637888 bytes) : No space left on "
+     "device", "SHM: segment not created"),
+    ("h:1:2 [0] misc/nvmlwrap.cc:62 " + _WARN + "nvmlInit_v2() failed: Driver/library version mismatch",
+     "NVML: NVML unusable"),
 ])
 def test_nccl_warn_find_tolerates_format(line: str, name: str) -> None:
     assert [d.code.name for d in NCCL_WARN.decode(line)] == [name]

@@ -2,11 +2,12 @@
 launch trips on (NET/IB, NET/Socket and the socket layer under it, Bootstrap, SHM, P2P and the cuMem handle exchange,
 Proxy, RAS, and init's device, version and allocation checks), each family with its category and fix.
 
-Source: every ``WARN("...")`` of NVIDIA/nccl's ``src/`` read at each release tag from v2.10.3-1 to v2.30.7-1
+Source: every ``WARN("...")`` of NVIDIA/nccl's ``src/`` read at each release tag from v2.3.5-5 to v2.30.7-1
 (``transport/net_ib.cc`` and ``transport/net_ib/``, ``transport/net_socket.cc``, ``misc/socket.cc`` /
 ``include/socket.h`` / ``os/linux.cc``, ``misc/ibvwrap.cc``, ``bootstrap.cc``, ``misc/shmutils.cc`` /
 ``include/shm.h``, ``transport/p2p.cc``, ``misc/ipcsocket.cc``, ``proxy.cc``, ``ras/ras.cc``, ``init.cc``,
-``include/alloc.h``, ``include/checks.h``, ``misc/cudawrap.cc``); the wordings of older and newer versions are kept
+``include/alloc.h``, ``include/checks.h``, ``misc/cudawrap.cc``, ``misc/nvmlwrap.cc``; before 2.10 ``include/core.h``'s
+SYSCHECK ``Call to <call> failed``); the wordings of older and newer versions are kept
 side by side (``table_nccl_warn_rows``). Left out: NCCL's internal consistency checks (``pass NULL socket``, ``Proxy
 append out of bounds``...), settings it only clamps, and ``Cuda failure '...'`` (the CUDA table decodes its text).
 
@@ -31,7 +32,7 @@ from preflight.explain.decode import Code, CodeTable
 from preflight.explain.table_nccl_warn_rows import FIXES, ROWS
 
 SOURCE = "https://github.com/NVIDIA/nccl/tree/v2.30.7-1/src"
-VERSION = "NCCL 2.30.7-1 (WARN messages of 2.10-2.30)"
+VERSION = "NCCL 2.30.7-1 (WARN messages of 2.3-2.30)"
 
 CHECKS: dict[str, tuple[str, ...]] = {
     "rdma": ("gpu.fabric.devices", "gpu.fabric.ports", "nccl.ib_hca"), "memlock": ("os.memlock",),
