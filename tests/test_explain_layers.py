@@ -176,6 +176,28 @@ def test_a_signature_beats_the_codes_of_its_error_and_names_its_own() -> None:
     assert {m.layer for m in apart.matches} == {"signature", "code"}  # a code outside the block is its own candidate
 
 
+def test_a_symptom_signature_does_not_hide_the_cause_beside_it() -> None:
+    # mpirun's summary (a symptom signature) two lines under ssh's own error: the ssh line (a code) is the cause;
+    # hand-made from OpenSSH's sshconnect.c and ORTE's help-plm-base.txt wordings
+    text = ("ssh: Could not resolve hostname worker-5.job: Name or service not known\n"
+            "--------------------------------------------------------------------------\n"
+            "ORTE was unable to reliably start one or more daemons.\n")
+    result = explain_texts({"launcher.log": text})
+    assert [(m.layer, m.signature.category) for m in result.matches][:1] == [("code", "name-resolution")]
+    alone = explain_texts({"launcher.log": text.split("\n", 2)[2]}).best
+    assert alone is not None and (alone.signature.id, alone.signature.category) == ("mpirun.orte_daemons", "ssh")
+
+
+@pytest.mark.parametrize("line", [
+    "nslookup: can't resolve 'train-master-0': Name does not resolve",  # musl's gai_strerror (busybox, Alpine)
+    "socket.gaierror: [Errno -5] No address associated with hostname",  # glibc EAI_NODATA
+    "dial tcp: lookup etcd-0.etcd on 10.96.0.10:53: no such host",  # Go's resolver
+])
+def test_name_resolution_in_other_libcs_wordings_by_keywords(line: str) -> None:
+    best = _best(line, tables=())
+    assert (best.layer, best.signature.category) == ("family", "name-resolution")
+
+
 def test_keywords_give_the_component_and_family_when_nothing_else_knows_the_line() -> None:
     result = explain_texts({"rank12.log": ASYNC_EVENT}, tables=())
     best = result.best

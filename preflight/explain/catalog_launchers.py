@@ -82,7 +82,8 @@ LAUNCHERS: tuple[Signature, ...] = (
         "host's PATH/LD_LIBRARY_PATH, or the daemon cannot connect back to mpirun over the network.",
         "Check `ssh HOST which orted` from the launching node, install Open MPI at the same path on every "
         "host (or pass --prefix), and allow the connection back (--mca oob_tcp_if_include IF).",
-        ("os", "net.reachability"), "https://github.com/PoonLab/covizu/issues/350", weight=66),
+        ("os", "net.reachability"), "https://github.com/PoonLab/covizu/issues/350", weight=66,
+        root_cause=False),  # mpirun's summary of the ssh / orted failure printed before it
     Signature(
         "mpirun.not_enough_slots", "hostfile",
         (r"There are not enough slots available in the system to satisfy the \d+",),

@@ -71,8 +71,12 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     ("address in use", r"Address already in use|\bEADDRINUSE\b|address in use", "port-in-use", True,
      "a port the job needs is already taken", "Free the port or choose another one on every node.",
      {"HCCL": "hccl-port"}),
+    # getaddrinfo's texts: glibc (EAI_NONAME, EAI_AGAIN, EAI_FAIL, EAI_NODATA), musl ("Name does not resolve"), the
+    # BSDs / macOS ("nodename nor servname"); Go's resolver ("lookup HOST: no such host"); ssh and curl
     ("name resolution", r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
-     r"\bgai error\b|could not resolve host|unknown host", "name-resolution", True,
+     r"Non-recoverable failure in name resolution|No address associated with hostname|Name does not resolve|"
+     r"\blookup \S+(?: on \S+)?: no such host|\bgai error\b|could not resolve host|unknown host",
+     "name-resolution", True,
      "a host name does not resolve", "Make every node's name and MASTER_ADDR resolve on every node.", {}),
     ("no route", r"No route to host|\bEHOSTUNREACH\b|Network is unreachable", "firewall", True,
      "the peer is unreachable (a REJECT rule or no route)", "Open the job's ports between the nodes and check "

@@ -230,21 +230,28 @@ def _match(sig: Signature, file: str, file_index: int, number: int, line: str, f
                  component, family)
 
 
-def code_matches(lines: list[str], file: str, file_index: int, tables: Iterable[CodeTable], taken: set[int],
-                 facts: FileFacts) -> list[Match]:
+def code_matches(lines: list[str], file: str, file_index: int, tables: Iterable[CodeTable],
+                 taken: Mapping[int, str | None], facts: FileFacts) -> list[Match]:
     """The codes of the lines outside the error blocks a signature explains (``BLOCK_LINES`` around each line in
     ``taken``: the wrapper ``NCCL error in: ..., internal error`` above NCCL's ``Last error:``, the ``-> 6`` trace
-    under a WARN), decoded; each code once per file."""
+    under a WARN), decoded; each code once per file. ``taken`` maps a signature's line to None (a root cause: its
+    block is its own) or to the category of a symptom, whose block holds only codes of that category: a code of
+    another category beside a symptom (ssh's own error above mpirun's ``unable to start daemons``) is a candidate."""
     found: dict[tuple[str, str], Match] = {}
     tables = tuple(tables)
-    blocked = {n for t in taken for n in range(t - BLOCK_LINES, t + BLOCK_LINES + 1)}
+    blocked: dict[int, set[str | None]] = {}
+    for at, category in taken.items():
+        for n in range(at - BLOCK_LINES, at + BLOCK_LINES + 1):
+            blocked.setdefault(n, set()).add(category)
     for number, line in enumerate(lines, start=1):
-        if number in blocked:
+        if None in blocked.get(number, ()):
             continue
         decoded = tuple(d for t in tables for d in t.decode(line))
         if not decoded:
             continue
         first = decoded[0]
+        if first.code.category in blocked.get(number, ()):
+            continue
         key = (first.table.name, first.code.code)
         if key in found:
             continue
@@ -317,7 +324,8 @@ def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CA
         matched = match_lines(lines, name, index, sigs, facts, decoders)
         found.extend(matched)
         if decoders:
-            explained = {m.line_number for m in matched if not m.harmless}
+            explained = {m.line_number: None if m.signature.root_cause else m.signature.category
+                         for m in matched if not m.harmless}
             found.extend(code_matches(lines, name, index, decoders, explained, facts))
     if not any(not m.harmless for m in found):
         for index, (name, lines, facts) in enumerate(per_file):

@@ -4,8 +4,9 @@ matched by their first line. The signal or exit code such a line quotes is decod
 
 Open MPI: ORTE's help files of Open MPI 4.1.8 (``orte/tools/orterun/help-orterun.txt``,
 ``orte/mca/errmgr/base/help-errmgr-base.txt``, ``orte/mca/rmaps/base/help-orte-rmaps-base.txt``,
-``orte/mca/state/base/help-state-base.txt``) with 3.1 / 4.0's wording, and PRRTE's (Open MPI 5: ``PRTE was
-unable...``, ``prterun noticed...``). Slurm: ``src/srun/launch.c``, ``src/slurmd/slurmstepd/req.c``,
+``orte/mca/state/base/help-state-base.txt``, ``orte/mca/oob/tcp/oob_tcp_connection.c``'s firewall message,
+``opal/mca/btl/tcp/help-mpi-btl-tcp.txt``'s ``[peer hung up]``) with 3.1 / 4.0's wording, and PRRTE's (Open MPI 5:
+``PRTE was unable...``, ``prterun noticed...``). Slurm: ``src/srun/launch.c``, ``src/slurmd/slurmstepd/req.c``,
 ``src/plugins/task/cgroup/task_cgroup_memory.c`` (22.05's and 23.02+'s oom-kill wordings), ``src/api/step_launch.c``.
 
 >>> [(d.code.name, d.code.category) for d in OPENMPI.decode("ORTE was unable to reliably start one or more daemons.")]
@@ -28,7 +29,16 @@ OPENMPI_ROWS: tuple[Row, ...] = (
     Row("daemons not started", "ssh",
         "mpirun could not start its daemon (orted / prted) on a host: SSH to it fails, Open MPI is not on that "
         "host's PATH / LD_LIBRARY_PATH, /tmp is not writable, or the daemon cannot connect back to mpirun.",
-        _DAEMON, ("{} was unable to reliably start one or more daemons.",), checks=("os", "net.reachability")),
+        _DAEMON, ("{} was unable to reliably start one or more daemons.",), checks=("os", "net.reachability"),
+        root_cause=False),  # mpirun's summary: the ssh / orted line before it names the cause
+    Row("daemon cannot complete a TCP connection", "firewall",
+        "A daemon or process could not open a TCP connection to another node (Open MPI: usually a firewall on the "
+        "remote host).", _DAEMON, ("A process or daemon was unable to complete a TCP connection",),
+        checks=("firewall.rules", "net.interface", "net.reachability")),
+    Row("MPI peer hung up", "fabric",
+        "An MPI peer process disconnected unexpectedly: it crashed or exited first (its failure is the cause).",
+        _RANK, ("An MPI communication peer process has unexpectedly disconnected.",), root_cause=False,
+        checks=()),
     Row("daemon failed before reporting back", "firewall",
         "A daemon started but never reached mpirun: no common network interface or route, or a firewall.",
         _DAEMON, ("An ORTE daemon has unexpectedly failed after launch and before communicating back to mpirun.",
