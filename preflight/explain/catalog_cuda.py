@@ -104,6 +104,15 @@ CUDA: tuple[Signature, ...] = (
         "nouveau; in containers start with --gpus all / the NVIDIA runtime.",
         _DRIVER, "https://github.com/ci-for-research/self-hosted-runners/issues/40", weight=90),
     Signature(
+        "nvidia_smi.gpu_lost", "driver",
+        (r"Unable to (?:determine|detect) the device handle for GPU ?[0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.\d",),
+        "NVML (nvidia-smi) can no longer reach a GPU the driver enumerated: the GPU fell off the bus, is lost or "
+        "hung (`Unknown Error`, `GPU is lost`), usually after an Xid 79 or a PCIe link failure; ranks on it fail "
+        "or hang.",
+        "Drain the node; check `dmesg` for Xid 79 / PCIe AER errors on that bus id; reset or reboot, then reseat or "
+        "replace the GPU (power, cooling, riser) if it recurs.",
+        _DRIVER, "https://github.com/NVIDIA/nvidia-docker/issues/1553", weight=90),
+    Signature(
         "nvidia_container.no_nvml", "driver",
         (r"nvidia-container-cli: initialization error: load library failed: libnvidia-ml\.so\.1",),
         "The NVIDIA container runtime found no driver library (libnvidia-ml.so.1) on the host: the driver "
