@@ -25,6 +25,7 @@ from preflight.explain.table_acl import ACL, ACLNN
 from preflight.explain.table_c10d import TABLE as C10D
 from preflight.explain.table_c10d_rows import ROWS as C10D_ROWS
 from preflight.explain.table_cann import CANN, CANN_INNER, HCOMM
+from preflight.explain.table_cann_ops import TABLE as CANN_OPS
 from preflight.explain.table_cuda_error import TABLE as CUDA_ERROR
 from preflight.explain.table_elastic import ROWS as ELASTIC_ROWS
 from preflight.explain.table_elastic import TABLE as ELASTIC
@@ -57,6 +58,7 @@ UNSEEN: dict[str, tuple[str, str]] = {
     "hcomm": ("Communication_Error_Bind_IP_Port(EI0020): Failed to enable listening for the NPU network adapter "
               "socket. Reason: %s", "EI0020"),
     "cann_inner": ("EL9999: Inner Error!", "EL9999"),
+    "cann_ops": ("E40002: Unsupported Python version: 3.7.5. Expected: 3.9 or later.", "E40002"),
     "hccl_result": ("HCCL function error: HcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, "
                     "&(comm->hcclComm_)), error code is 24", "24"),
     "acl": ("RuntimeError: ACL stream synchronize failed, error code:507054", "507054"),
@@ -156,6 +158,31 @@ def test_ascend_table_sizes() -> None:
     # hccl_types.h without HCCL_SUCCESS; aclError's non-zero codes; aclnnStatus's non-zero codes
     assert [len(t.entries) for t in (CANN, HCOMM, CANN_INNER, HCCL_RESULTS, ACL, ACLNN)] == [101, 4, 4, 25, 251, 26]
     assert {c[:2] for c in CANN.entries} == {"EE", "EH", "EI", "EJ", "EK", "EL", "EZ"}
+    # the same error_code.json's operator / compiler / AI CPU / deployment / dump families, warnings left out
+    assert len(CANN_OPS.entries) == 300
+    assert {c[:2] for c in CANN_OPS.entries} == {"E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9", "EA", "EB", "EF",
+                                                "EM", "EO", "EP"}
+
+
+@pytest.mark.parametrize(("line", "code", "category"), [
+    ("[rank0]: E90003: [PID: 9038] Compile operator failed, cause: Template constraint, detailed information: x",
+     "E90003", "app-fault"),
+    ("[PID: 1876100] 2026-01-21-17:28:55.945.983 Failure_to_Compile_Op(E40021): Failed to compile Op [x]",
+     "E40021", "app-fault"),
+    ("E30006: 2025-11-19-11:14:58.516.606 Failed to verify the OPP", "E30006", "version-mismatch"),
+    ("[e39009] Failed to connect the device.", "E39009", "driver"),
+    ("EP0002: Value x for configuration item dump_mode in configuration file acl.json is invalid.", "EP0002",
+     "launch-args"),
+])
+def test_cann_ops_find_and_categories(line: str, code: str, category: str) -> None:
+    decoded = CANN_OPS.decode(line)
+    assert [(d.code.code, d.code.category) for d in decoded] == [(code, category)]
+
+
+@pytest.mark.parametrize("line", ["E0813 06:19:49.809000 161210 site-packages/torch", "0xE40021 E600001 XE90003",
+                                  "W40011: Failed to create disk cache directory", "EE1001 EI0006"])
+def test_cann_ops_ignores_other_codes(line: str) -> None:
+    assert CANN_OPS.find(line) == []
 
 
 @pytest.mark.parametrize(("line", "codes"), [

@@ -9,7 +9,15 @@ True
 
 from __future__ import annotations
 
-from preflight.explain import table_acl, table_cann, table_cuda_error, table_nccl_result, table_nccl_warn, table_xid
+from preflight.explain import (
+    table_acl,
+    table_cann,
+    table_cann_ops,
+    table_cuda_error,
+    table_nccl_result,
+    table_nccl_warn,
+    table_xid,
+)
 from preflight.explain.decode import CodeTable
 from preflight.explain.table_c10d import TABLE as C10D
 from preflight.explain.table_elastic import TABLE as ELASTIC
@@ -21,6 +29,7 @@ from preflight.explain.table_mpi_slurm import OPENMPI, SLURM
 
 DECODERS: tuple[CodeTable, ...] = (
     *table_cann.TABLES,  # Ascend: CANN EE/EH/EI/EJ/EK/EL/EZ codes
+    table_cann_ops.TABLE,  # Ascend: CANN operator/compiler/AI CPU codes (E2-E9xxxx, EA/EB/EF/EM/EO/EP)
     HCCL_RESULTS,  # Ascend: HcclResult
     *table_acl.TABLES,  # Ascend: aclError, aclnnStatus
     table_nccl_warn.TABLE,  # NVIDIA: NCCL WARN messages by template (NET/IB, NET/Socket, Bootstrap, SHM, P2P...)
