@@ -207,6 +207,8 @@ def test_cann_find_tolerates_format(line: str, codes: list[str]) -> None:
     ("AclNN_Runtime_Error(EZ9903): aclrtLaunchKernelWithHostArgs failed: 507015", "507015"),
     ("launch err=507015 msg=EZ9999: Inner Error!", "507015"),
     ("returned acl_error_rt_aicore_exception", "507015"),
+    ("OSError: (External) ACL error, the error code is : 500002", "500002"),  # Paddle's NPU plugin
+    ("OSError:(External)ACL error,the error code is:500002", "500002"),
 ])
 def test_acl_find_tolerates_format(line: str, code: str) -> None:
     assert [d.code.code for d in ACL.decode(line)] == [code]

@@ -9,7 +9,8 @@
 
 torch_npu and CANN print the number in many ways; all are found, in any case: ``error code is 507033``,
 ``error code:507035``, ``ret=507033``, ``ret = 507033``, ``runtime result = 507049``, ``err=507015``,
-``failed: 507015``, ``rtRet=507000``, and the symbolic ``ACL_ERROR_RT_*`` / ``ACLNN_ERR_*`` names.
+``failed: 507015``, ``rtRet=507000``, Paddle's ``the error code is : 500002`` / ``is:500002``, and the symbolic
+``ACL_ERROR_RT_*`` / ``ACLNN_ERR_*`` names.
 
 >>> [d.code.name for d in ACL.decode("NPU function error: aclrtSetDevice(device_index), error code is 507033")]
 ['ACL_ERROR_RT_DEV_SETUP_ERROR']
@@ -89,7 +90,7 @@ def _code(row: tuple[int, str, str, str] | tuple[int, str, str, str, str]) -> Co
 
 _NUMBER = re.compile(
     r"(?<![A-Za-z])(?:error[\s_]*code|err[\s_]*code|errno|\berr\b|ret(?:urn)?(?:[\s_]*code)?|rt[\s_]*ret|"
-    r"result|status|acl[\s_]*error|failed)\s*(?:is|[:=,])?\s*\[?\s*([1-5]\d{5})(?!\d)", re.IGNORECASE)
+    r"result|status|acl[\s_]*error|failed)\s*(?:is\s*[:=]?|[:=,])?\s*\[?\s*([1-5]\d{5})(?!\d)", re.IGNORECASE)
 _NAME = re.compile(r"\b(?:ACL_ERROR|ACLNN_ERR)_[A-Z0-9_]+\b", re.IGNORECASE)
 
 
