@@ -6,10 +6,11 @@ each ``{"source", "category", "why", "excerpt"}`` with the category taken from t
 diagnosis or, where the thread has neither, the cause CANN's own message states (``why`` says which) - set *before*
 explain ran on it. No thread is cited by another fixture, the training corpus, the held-out set or the sealed frozen
 set (``test_explain_frozen.py -k disjoint``; six candidates that turned out to be frozen threads were dropped
-unscored). Unlike the frozen set this one may be read to write signatures (from the class a log shows, in the
-vendors' own wordings), so its misses are printed.
+unscored). Unlike the frozen set this one may be read to write signatures: five of its logs are now the samples of
+the signatures written from their class (the vendors' own wordings), so the score after the fixes measures those
+fixes, and its misses are printed.
 
-Before any fix: 14 of 24 (58.3%) right first (``FLOOR``).
+Before the fixes: 14 of 24 (58.3%) right first; after: 21 of 24 (``FLOOR``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,14 @@ from preflight.explain.matcher import explain_texts
 
 FIXTURES = Path(__file__).parent / "fixtures" / "explain"
 DEV: list[dict[str, str]] = json.loads((FIXTURES / "dev_ascend.json").read_text(encoding="utf-8"))
-FLOOR = 14 / 24  # the score of the commit that added the set (before its fixes)
+FLOOR = 21 / 24  # after issue 38's Ascend fixes; 14 / 24 before them
+
+# Left alone (docs/explain.md says why): the line names no cause the vendor's table or text can give.
+KNOWN_MISSES = {
+    "https://github.com/hw-native-sys/simpler/issues/2395",  # 507018 (AI CPU exception) on a wedged device
+    "https://github.com/PaddlePaddle/PaddleCustomDevice/issues/994",  # a bare ACL 500002 (GE failed), one line
+    "https://github.com/vllm-project/vllm-ascend/issues/2244",  # 500001 (internal) from a CANN version mismatch
+}
 
 
 def first_category(text: str) -> str:
@@ -48,6 +56,7 @@ def test_dev_logs_are_real_labelled_and_new() -> None:
                                                                                      "dev_nvidia.json")]
     others.append(json.loads((FIXTURES / "heldout" / "logs.json").read_text(encoding="utf-8")))
     assert not set(sources) & {log["source"] for logs in others for log in logs}
+    assert KNOWN_MISSES <= set(sources)
 
 
 def test_dev_score_is_at_least_the_floor() -> None:
@@ -55,3 +64,4 @@ def test_dev_score_is_at_least_the_floor() -> None:
              if (got := first_category(log["excerpt"])) != log["category"]]
     score = 1 - len(wrong) / len(DEV)
     assert score >= FLOOR, f"dev {score:.1%} < {FLOOR:.1%}; misses: {wrong}"
+    assert {source for source, _, _ in wrong} <= KNOWN_MISSES, f"new misses: {wrong}"

@@ -1,5 +1,7 @@
-"""Known failure signatures, part three: Ascend HCCL / CANN error codes (EI0001-EI0014) and torch_npu's
-``HCCL function error: ..., error code is N``. See ``catalog``.
+"""Known failure signatures, part three: Ascend HCCL / CANN error codes (EI0001-EI0014), torch_npu's
+``HCCL function error: ..., error code is N``, and the CANN runtime / aclnn / torch_npu / MindSpore messages that
+say the cause in words (ASCEND_RT_VISIBLE_DEVICES rejected, the driver's HAL library missing, no kernel config
+for the SoC, an uncapturable operator in an NPU graph, MindSpore's parallel environment missing). See ``catalog``.
 
 Each entry's sample is printed text from a public issue or from the vendors' troubleshooting guides
 (hicann/hccl, mindspore-ai/docs); tests/fixtures/explain/excerpts.json keeps it.
@@ -33,6 +35,26 @@ _RANKTABLE_DOC = (_HICANN + "bf07f6e5c76b263f36264e439f29c6a0581cae1e/docs/en/us
                   "rank_table_load_fail.md")
 _LINK_DOC = (_HICANN + "7076f76a733493cd2fc8b5521aad8703f2488f19/docs/en/user_guide/fault_diagnosis/"
              "param_link_stage.md")
+# The signatures of the last group cite a real log (their ``source``); their patterns are the wordings of the
+# vendors' own sources, every variant the source prints, listed here.
+_RUNTIME_SRC = "https://github.com/hicann/runtime/blob/5dcf3b70b499eddb6c9a908dbd027bde32abc8af/"
+WORDING_SOURCES: dict[str, str] = {
+    # GetVisibleDevices's three errors (range, duplicated, order); newer CANN: EE2002 in api/impl/api_impl.cc
+    "cann.visible_devices_invalid": _RUNTIME_SRC + "src/runtime/core/src/runtime.cc",
+    # set_env.sh decides "driver installed" by finding libascend_hal.so under the driver's lib64
+    "cann.driver_library_missing": _RUNTIME_SRC + "scripts/package/runtime/set_env.sh",
+    # KernelMgr::ParseDynamicKernelConfig / AclOpKernelInit: ACLNN_ERR_INNER_LOAD_JSON_FAILED
+    "aclnn.kernel_config_missing": "https://github.com/hicann/opbase/blob/79ed04ccb64c5502d0a5190fc7ecbae948b14cc7/"
+                                   "src/nnopbase/composite_op/aclnn_engine/kernel_mgr.cpp",
+    # assertNotCapturing / assertNotCapturingAclop
+    "torch_npu.graph_capture_unsupported": "https://github.com/Ascend/pytorch/blob/"
+                                           "028cebd3fbbaed78524ee3e3036b92905451c001/torch_npu/csrc/core/npu/"
+                                           "NPUGraphsUtils.h",
+    # _check_parallel_envs
+    "mindspore.parallel_env_missing": "https://github.com/mindspore-ai/mindspore/blob/"
+                                      "a75716fe6650adef3a82038c9ead676eb04d4f46/mindspore/python/mindspore/"
+                                      "communication/management.py",
+}
 _MINDSPORE_DOC = ("https://github.com/mindspore-ai/docs/blob/c846dddffa32fc04ccf7281e2b42dce111979d30/"
                   "tutorials/source_zh_cn/debug/error_analysis/cann_error_cases.md")
 
@@ -119,4 +141,56 @@ ASCEND: tuple[Signature, ...] = (
         "rank count and parallel sizes against the NPUs and HCCL_* variables on every node.",
         ("hccl.env", "npu.count"), "https://github.com/vllm-project/vllm-ascend/issues/2712", weight=20,
         when=_para),
+    # --- the cause in words: CANN runtime, aclnn, torch_npu, MindSpore ------------------------------
+    Signature(
+        "cann.visible_devices_invalid", "device-mapping",
+        (r"set ASCEND_RT_VISIBLE_DEVICES:\[?[^\]\s]*\]? (?:error|cannot be duplicated)",
+         r"Value \S+ for environment variable ASCEND_RT_VISIBLE_DEVICES is invalid"),
+        "CANN rejected ASCEND_RT_VISIBLE_DEVICES (the runtime's GetVisibleDevices): it names an "
+        "NPU this node or container does not have ('input data range[0-N)'), repeats one, or is not in "
+        "ascending order, so the runtime sees no device (207004 'no valid device', 107001 on set device).",
+        "List only NPUs that exist here, ascending and without repeats; inside a container that mounts one "
+        "/dev/davinciN that NPU is device 0. Match the ranks per node to `npu-smi info`.",
+        ("npu.count", "npu.chip", "npu.env"), "https://github.com/gpustack/gpustack/issues/2527", weight=82),
+    Signature(
+        "cann.driver_library_missing", "driver",
+        (r"libascend_hal\.so: cannot open shared object file",),
+        "The NPU driver's HAL library (libascend_hal.so, installed by the driver package under "
+        "/usr/local/Ascend/driver/lib64) cannot be loaded: the driver is not installed on this node, or the "
+        "container was started without the driver mounted (CANN's set_env.sh takes a missing libascend_hal.so "
+        "for 'driver not installed').",
+        "Install the NPU driver; in a container mount /usr/local/Ascend/driver (with npu-smi and dcmi) and "
+        "source set_env.sh so LD_LIBRARY_PATH holds the driver's lib64.",
+        ("npu.health", "versions.npu_driver", "npu.env"), "https://github.com/vllm-project/vllm-ascend/issues/1440",
+        weight=85),
+    Signature(
+        "aclnn.kernel_config_missing", "version-mismatch",
+        (r"Parse dynamic kernel config fail", r"Failed to ParseDynamicKernels"),
+        "aclnn found no kernel binaries for the operator: the kernel config JSON of the CANN kernels (OPP) package "
+        "for this SoC is missing or unreadable (opbase's ACLNN_ERR_INNER_LOAD_JSON_FAILED) - the "
+        "kernels package is not installed, is for another chip (910B vs 910C, 310P) or CANN version, or "
+        "ASCEND_OPP_PATH / ASCEND_CUSTOM_OPP_PATH point elsewhere. The aclnn code beside it (561103...) is its "
+        "consequence.",
+        "Install the CANN kernels package matching the toolkit and this SoC (an image built for this chip), "
+        "source set_env.sh, and check ASCEND_CUSTOM_OPP_PATH in the process's environment.",
+        ("versions.cann", "npu.env"), "https://github.com/vllm-project/vllm-ascend/issues/3046", weight=80),
+    Signature(
+        "torch_npu.graph_capture_unsupported", "app-fault",
+        (r"Cannot run aclop operators during NPU graph capture",
+         r"during NPU graph capture\. If you need this call to be captured"),
+        "torch_npu refused an operation while capturing an NPU (ACL) graph: only aclnn "
+        "operators can be captured, and an aclop operator (often one a private format such as FRACTAL_NZ "
+        "selects) or another uncapturable call ran inside the capture.",
+        "Set torch.npu.config.allow_internal_format = False, run the model eager (vLLM: --enforce-eager), or use "
+        "a torch_npu in which the operator has an aclnn implementation.",
+        (), "https://github.com/modelscope/ms-swift/issues/6684", weight=80),
+    Signature(
+        "mindspore.parallel_env_missing", "launch-args",
+        (r"Environment variables RANK_ID has not been exported",
+         r"Get hccl rank_table_file failed, please export MINDSPORE_HCCL_CONFIG_PATH or RANK_TABLE_FILE"),
+        "MindSpore's init() for HCCL ran without the distributed environment: RANK_ID is "
+        "not exported, or neither MINDSPORE_HCCL_CONFIG_PATH nor RANK_TABLE_FILE names the rank table.",
+        "Launch with msrun (it sets them) or export RANK_ID, RANK_SIZE, DEVICE_ID and RANK_TABLE_FILE for every "
+        "process; a single-device run must not call init().",
+        ("hccl.env", "hccn.rank_table"), "https://github.com/mindspore-lab/mindocr/issues/101", weight=78),
 )

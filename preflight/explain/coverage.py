@@ -17,7 +17,8 @@ LIBRARIES = {
     "rdzv": "torchrun / elastic", "elastic": "torchrun / elastic", "launch": "torchrun / elastic",
     "nccl": "NCCL", "gloo": "gloo", "cuda": "CUDA / NVIDIA driver", "nvml": "CUDA / NVIDIA driver",
     "nvidia_smi": "CUDA / NVIDIA driver", "nvrm": "CUDA / NVIDIA driver", "hccl": "HCCL / CANN / torch_npu",
-    "torch_npu": "HCCL / CANN / torch_npu", "deepspeed": "DeepSpeed launcher, pdsh, ssh",
+    "torch_npu": "HCCL / CANN / torch_npu", "cann": "HCCL / CANN / torch_npu", "aclnn": "HCCL / CANN / torch_npu",
+    "mindspore": "MindSpore", "deepspeed": "DeepSpeed launcher, pdsh, ssh",
     "ssh": "DeepSpeed launcher, pdsh, ssh", "hostfile": "DeepSpeed launcher, pdsh, ssh",
     "accelerate": "accelerate", "mpirun": "Open MPI (mpirun)", "os": "OS limits",
 }
