@@ -6,7 +6,10 @@
   transitively) and the finding ids to report;
 - :func:`load_cluster`: hosts.yaml (or this machine) plus ``--rank-table`` -> an Inventory;
 - :func:`run_cluster`: a :class:`RunRequest` -> the report (``complete`` False when interrupted);
-- :func:`save`: report.json, report.html and the extra formats, written through the one redaction step.
+- :func:`save`: report.json, report.html and the extra formats.
+
+What the application hands back is redacted once, here (``Report.redacted()``): renderers and writers take
+only a :class:`~preflight.model.RedactedReport`.
 
 >>> chosen = select_checks(["sysctl"], [])
 >>> [c.ident for c in chosen.checks], chosen.only
@@ -31,7 +34,7 @@ from preflight.delivery import write_file
 from preflight.engine import Engine, RunOptions, settled_heap
 from preflight.interpreter import with_interpreter
 from preflight.inventory import Host, Inventory, InventoryError, load_inventory, local_inventory
-from preflight.model import Report
+from preflight.model import RedactedReport
 from preflight.render import html as html_report
 from preflight.render import json_report
 from preflight.render.outputs import ReportOutputs
@@ -214,7 +217,7 @@ class RunRequest:
 
 @dataclass(frozen=True)
 class RunResult:
-    report: Report
+    report: RedactedReport
     complete: bool
     engine: Engine  # what was gathered, for --record
 
@@ -254,13 +257,13 @@ def run_cluster(request: RunRequest, engine: Engine | None = None,
     report = drain.apply(engine.report(complete=complete), request.max_unhealthy)[0]
     if request.outputs:
         report = request.outputs.with_baseline(report)
-    return RunResult(report, complete, engine)
+    return RunResult(report.redacted(), complete, engine)
 
 
 @settled_heap()
-def save(report: Report, directory: Path | None, outputs: ReportOutputs | None = None) -> Path | None:
+def save(report: RedactedReport, directory: Path | None, outputs: ReportOutputs | None = None) -> Path | None:
     """Write report.json and report.html (in ``directory`` or a new ``reports/<UTC time>/``) and the extra
-    formats; every writer redacts. The path of report.json; None when it could not be written (one line on
+    formats. The path of report.json; None when it could not be written (one line on
     stderr per output not written, never an exception: ``delivery.write_file``)."""
     where = f"report.json in {directory}" if directory else "report.json"
     path = write_file(where, lambda: json_report.write(report, directory or json_report.new_report_dir()))

@@ -34,7 +34,7 @@ from preflight.engine.overlaps import Overlaps
 from preflight.engine.sessions import Sessions
 from preflight.facts_current import DEFAULT_MAX_AGE, parse_age, set_aside
 from preflight.inventory import ClusterSpec, Inventory
-from preflight.model import Finding, HostResult, Report, Status
+from preflight.model import Finding, HostResult, RedactedReport, Status
 from preflight.render.outputs import ReportOutputs
 
 CLOCK = "os.clock"
@@ -136,7 +136,7 @@ def facts_paths(paths: Sequence[Path]) -> list[Path]:
     return found
 
 
-def judge_files(request: JudgeRequest) -> Report:
+def judge_files(request: JudgeRequest) -> RedactedReport:
     """Read every facts file and judge them together, as ``run`` judges what it gathered."""
     start = time.monotonic()
     try:
@@ -178,7 +178,7 @@ def judge_files(request: JudgeRequest) -> Report:
     report = build_report(inventory, selection.checks, gathered, Judged(findings, judged.facts), started=started,
                           duration_s=time.monotonic() - start)
     report = drain.apply(report, request.max_unhealthy)[0]
-    return request.outputs.with_baseline(report) if request.outputs else report
+    return (request.outputs.with_baseline(report) if request.outputs else report).redacted()
 
 
 def _inventory(request: JudgeRequest, loaded: Sequence[facts_file.NodeFacts]) -> Inventory:

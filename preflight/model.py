@@ -9,10 +9,12 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any
+
+from preflight.redact import known_secrets, redact_data, redact_text
 
 SCHEMA = "preflight.report/1"
 
@@ -188,7 +190,7 @@ class Report:
 
     Immutable once built (``dataclasses.replace`` makes a changed copy). ``secrets`` holds the literal values
     of the run's secret variables (hosts.yaml ``env``, the launch line): never serialized, only used by
-    :func:`preflight.redact.for_output`, which every renderer and writer passes the report through.
+    :meth:`redacted`, the one redaction step, which the application takes before anything is shown or saved.
     """
 
     hosts: Sequence[HostResult]
@@ -236,3 +238,57 @@ class Report:
             "summary": self.summary(),
             **self.extra,
         }
+
+    def redacted(self) -> RedactedReport:
+        """This report as it may be shown or saved (:class:`RedactedReport`)."""
+        return RedactedReport(**{f.name: getattr(self, f.name) for f in fields(self) if f.init})
+
+
+@dataclass(frozen=True)
+class RedactedReport(Report):
+    """A report fit to be shown or saved: every text redacted (``preflight.redact``) with the report's own
+    ``secrets`` and this process's secret variables, by construction: building one (``Report.redacted()``, or
+    ``dataclasses.replace`` of one) redacts what it is given. Every renderer and writer takes only this type
+    (mypy checks it): the application redacts once, at its boundary, and nothing unredacted is written.
+
+    >>> r = Report([], [Finding("net.env", "n1", Status.WARN, "HF_TOKEN=hunter22 seen, also hunter99")], [], "",
+    ...            0.0, extra={"launch": ["--token", "t0ps3cret"]}, secrets=frozenset({"hunter99"}))
+    >>> clean = r.redacted()
+    >>> clean.findings[0].message, clean.extra["launch"], clean.redacted() is clean
+    ('HF_TOKEN=*** seen, also ***', ['--token', '***'], True)
+    >>> replace(clean, findings=[Finding("net.env", "n1", Status.WARN, "TOKEN=hunter2secret")]).findings[0].message
+    'TOKEN=***'
+    """
+
+    # Texts made from this report (report.json and ``--json`` print one text): with the report, not global.
+    _texts: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        secrets = self.secrets | known_secrets()
+        hosts = tuple(replace(h, error=redact_text(h.error, secrets)) if h.error else h for h in self.hosts)
+        object.__setattr__(self, "hosts", hosts)
+        object.__setattr__(self, "findings", tuple(_redact_finding(f, secrets) for f in self.findings))
+        object.__setattr__(self, "extra", MappingProxyType(redact_data(dict(self.extra), secrets)))
+        object.__setattr__(self, "secrets", secrets)
+
+    def redacted(self) -> RedactedReport:
+        return self
+
+    def text(self, kind: str, make: Callable[[RedactedReport], str]) -> str:
+        """``make(self)``, made once for this report and ``kind`` (report.json and ``--json``: one text)."""
+        if kind not in self._texts:
+            self._texts[kind] = make(self)
+        return self._texts[kind]
+
+
+def _redact_finding(finding: Finding, secrets: frozenset[str]) -> Finding:
+    """``finding`` with its texts redacted; the same object when there is nothing to hide."""
+    def clean(text: str | None) -> str | None:
+        return None if text is None else redact_text(text, secrets)
+
+    message = redact_text(finding.message, secrets)
+    observed, expected, remedy = clean(finding.observed), clean(finding.expected), clean(finding.remedy)
+    if (message, observed, expected, remedy) == (finding.message, finding.observed, finding.expected, finding.remedy):
+        return finding
+    return replace(finding, message=message, observed=observed, expected=expected, remedy=remedy)

@@ -1,5 +1,6 @@
-"""Secrets out of every output: :func:`for_output` is the one redaction step that every writer and renderer
-(report.json, the terminal, HTML, JUnit, Prometheus, Markdown, ``--record`` fixtures, diagnose, explain) calls.
+"""Secrets out of every output: the texts, of any kind. A report is redacted once, by building its
+``preflight.model.RedactedReport`` (the only kind a renderer or writer takes); ``--record`` fixtures, facts
+files, crash logs and explain mask their texts with :func:`redact_data` / :func:`redact_text`.
 
 A variable is secret when its name (camelCase split like ``_``) contains SECRET, PASSWORD, PASSWD, PASSPHRASE,
 CREDENTIAL or AUTH (but not only as AUTHOR); or a ``_``/``-``/``.``-separated part of it ends with TOKEN, KEY,
@@ -33,10 +34,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
 from typing import Any
-
-from preflight.model import Finding, Report
 
 MASK = "***"
 _SUBSTRINGS = ("SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL")
@@ -170,18 +168,6 @@ def redact_data(value: Any, secrets: Iterable[str]) -> Any:
     return value
 
 
-def redact_finding(finding: Finding, secrets: Iterable[str]) -> Finding:
-    """A copy of ``finding`` with its texts redacted."""
-    def clean(text: str | None) -> str | None:
-        return None if text is None else redact_text(text, secrets)
-
-    message = redact_text(finding.message, secrets)
-    observed, expected, remedy = clean(finding.observed), clean(finding.expected), clean(finding.remedy)
-    if (message, observed, expected, remedy) == (finding.message, finding.observed, finding.expected, finding.remedy):
-        return finding  # nothing to hide: no copy
-    return replace(finding, message=message, observed=observed, expected=expected, remedy=remedy)
-
-
 def known_secrets(envs: Iterable[Mapping[str, str]] = ()) -> frozenset[str]:
     """The literal values to mask: secret variables of ``envs`` and of this process's environment.
 
@@ -189,38 +175,3 @@ def known_secrets(envs: Iterable[Mapping[str, str]] = ()) -> frozenset[str]:
     ['abcdefgh']
     """
     return frozenset(secret_values([dict(os.environ), *envs]).values())
-
-
-def for_output(report: Report) -> Report:
-    """The report as it may be shown or saved: every text redacted with the report's own ``secrets`` and this
-    process's secret variables. Every renderer and writer calls this first; it is idempotent.
-
-    >>> from preflight.model import Status
-    >>> r = Report([], [Finding("net.env", "n1", Status.WARN, "HF_TOKEN=hunter22 seen, also hunter99")], [], "",
-    ...            0.0, extra={"launch": ["--token", "t0ps3cret"]}, secrets=frozenset({"hunter99"}))
-    >>> clean = for_output(r)
-    >>> clean.findings[0].message, clean.extra["launch"]
-    ('HF_TOKEN=*** seen, also ***', ['--token', '***'])
-    """
-    secrets = report.secrets | known_secrets()
-    for done in _last_redacted:  # the report saved, then printed, then rendered: redacted once
-        if (report is done.source or report is done.report) and secrets == done.secrets:
-            return done.report
-    hosts = [replace(h, error=redact_text(h.error, secrets)) if h.error else h for h in report.hosts]
-    clean = replace(report, hosts=hosts, findings=[redact_finding(f, secrets) for f in report.findings],
-                    extra=redact_data(dict(report.extra), secrets), secrets=secrets)
-    _last_redacted[:] = [_Redacted(report, secrets, clean)]
-    return clean
-
-
-@dataclass(frozen=True)
-class _Redacted:
-    """One :func:`for_output` result: the report it was given, the secrets used, the redacted copy (Reports are
-    immutable, so the same object redacts to the same copy)."""
-
-    source: Report
-    secrets: frozenset[str]
-    report: Report
-
-
-_last_redacted: list[_Redacted] = []  # only the latest: a run writes and shows one report

@@ -111,8 +111,8 @@ def test_cli_report_option(tmp_path: Path) -> None:
     log.write_text("torch.distributed.DistNetworkError: The client socket has timed out after 60s while trying "
                    "to connect to (node1, 29500).\n")
     saved = write(report(Finding("firewall.rules", "node1", Status.FAIL, "tcp 29500 dropped from node2"),
-                         Finding("net.reachability", "node2", Status.PASS, "node2 -> node1:29500 connected")),
-                  tmp_path / "r")
+                         Finding("net.reachability", "node2", Status.PASS, "node2 -> node1:29500 connected")
+                         ).redacted(), tmp_path / "r")
     proc = _cli(str(log), "--report", str(saved))
     assert proc.returncode == 0, proc.stderr
     assert f"evidence from {saved}: confirmed" in proc.stdout

@@ -13,7 +13,7 @@ from pathlib import Path
 from cli_runner import preflight, refusing_hosts
 
 from preflight.model import Finding, Report, Status
-from preflight.redact import MASK, for_output, is_secret_name, redact_data, redact_text, secret_values
+from preflight.redact import MASK, is_secret_name, redact_data, redact_text, secret_values
 
 SECRET_NAMES = [
     "WANDB_API_KEY",  # PieterGort/MedPrototypeNetworks: ProtoPNet/scripts/run_containervitpnet.sh
@@ -97,7 +97,7 @@ def test_a_url_password_in_the_environment_is_masked_wherever_it_shows() -> None
     report = Report([], [Finding("net.env", "n1", Status.WARN, "probe said dbPassw0rd9 and plainPass77")], [], "",
                     0.0, extra={"env": dict(env), "launch": ["env", f"DATABASE_URL={env['DATABASE_URL']}", "t.py"]},
                     secrets=frozenset(secret_values([env]).values()))
-    clean = json.dumps(for_output(report).to_dict())
+    clean = json.dumps(report.redacted().to_dict())
     assert "dbPassw0rd9" not in clean and "plainPass77" not in clean
     assert "postgres://***@db/x" in clean and '"RANK": "0"' in clean
 

@@ -17,7 +17,6 @@ from rich.console import Console
 
 from preflight.compare import baseline_findings, diff
 from preflight.model import Finding, HostResult, Report, Status
-from preflight.redact import for_output
 from preflight.render import html, json_report, junit, markdown, prometheus, terminal
 
 EVIL = '<script>alert("x")</script> | `rm` & "q" \\ \x1b[31m\x00'
@@ -56,7 +55,7 @@ def sample(slow: str | None = "n3", torch: str = "2.4.0", bw: float = 10.0, host
 
 
 def test_html_escapes_everything_and_needs_nothing_external(tmp_path: Path) -> None:
-    path = html.write(sample(), tmp_path)
+    path = html.write(sample().redacted(), tmp_path)
     assert path == tmp_path / "report.html"
     page = path.read_text(encoding="utf-8")
     assert "<script" not in page and "\x1b" not in page and "\x00" not in page
@@ -68,7 +67,7 @@ def test_html_escapes_everything_and_needs_nothing_external(tmp_path: Path) -> N
 
 
 def test_html_heatmap_marks_the_slow_pairs_red() -> None:
-    page = html.render(sample(slow="n3"))
+    page = html.render(sample(slow="n3").redacted())
     cells = re.findall(r'<rect [^>]*class="(slow|ok)" data-host="([^"]+)" data-peer="([^"]+)" data-busbw="([^"]+)"',
                        page)
     assert len(cells) == 12  # 4 x 4 minus the diagonal
@@ -91,7 +90,7 @@ def test_html_heatmap_stays_bounded_on_a_large_cluster_and_keeps_the_slow_pairs(
     pairs = [(names[i], names[(i + k) % 400]) for i in range(400) for k in (1, 2, 3)]  # 3 matchings-like rounds
     findings = [Finding("allreduce.pair", a, Status.FAIL if "n300" in (a, b) else Status.PASS, "m", peer=b,
                         device=0, peer_device=0, busbw_gbps=0.1 if "n300" in (a, b) else 1.0) for a, b in pairs]
-    page = html.render(Report(hosts, findings, ["allreduce"], "", 1.0))
+    page = html.render(Report(hosts, findings, ["allreduce"], "", 1.0).redacted())
     cells = re.findall(r'<rect [^>]*class="(slow|ok)" data-host="([^"]+)" data-peer="([^"]+)"', page)
     assert len(cells) <= 2 * len(pairs), "only measured pairs are drawn, not hosts x hosts"
     drawn = {h for _, h, _ in cells}
@@ -102,7 +101,7 @@ def test_html_heatmap_stays_bounded_on_a_large_cluster_and_keeps_the_slow_pairs(
 
 def test_html_without_pairs_has_no_heatmap_and_says_no_problems() -> None:
     rep = Report([HostResult("a", "a", True)], [Finding("ssh.connect", "a", Status.PASS, "ok")], ["ssh"], "", 0.1)
-    page = html.render(rep)
+    page = html.render(rep.redacted())
     assert "<svg" not in page and "No problems found." in page
 
 
@@ -111,7 +110,7 @@ def test_html_without_pairs_has_no_heatmap_and_says_no_problems() -> None:
 
 def test_junit_structure() -> None:
     rep = sample()
-    root = ET.fromstring(junit.render(rep))  # parses: control characters were dropped
+    root = ET.fromstring(junit.render(rep.redacted()))  # parses: control characters were dropped
     assert root.tag == "testsuites" and root.get("name") == "preflight"
     suites = {s.get("name"): s for s in root.findall("testsuite")}
     assert set(suites) == {"ssh", "versions", "sysctl", "os", "allreduce"}
@@ -145,7 +144,7 @@ def test_prometheus_exposition_parses_with_the_real_parser() -> None:
     odd = 'we"ird\\host\nx'
     rep = replace(rep, findings=[*rep.findings, Finding("os.shm", odd, Status.FAIL, "x")],
                   hosts=[*rep.hosts, HostResult(odd, "10.9.9.9", False)])  # the report is immutable
-    text = prometheus.render(rep)
+    text = prometheus.render(rep.redacted())
     assert text.endswith("\n")
     families = {f.name: f for f in text_string_to_metric_families(text)}
     assert all(f.type == "gauge" for f in families.values())
@@ -169,7 +168,7 @@ def test_prometheus_exposition_parses_with_the_real_parser() -> None:
 
 
 def test_markdown_summary_keeps_tables_intact() -> None:
-    text = markdown.render(sample())
+    text = markdown.render(sample().redacted())
     assert text.startswith("## preflight: **FAIL**")
     table = [line for line in text.splitlines() if line.startswith("| ") and "|---" not in line]
     problems = [line for line in table if line.split(" | ")[0] in ("| fail", "| error", "| warn")]
@@ -204,7 +203,7 @@ def test_terminal_200_hosts_fits_80_columns_worst_first() -> None:
                  ["ssh", "versions", "sysctl", "os", "net", "firewall", "ports", "hccn", "npu", "allreduce"],
                  "", 30.0, tool_version="0.1.0")
     console = Console(record=True, width=80, force_terminal=False, color_system=None)
-    terminal.render(rep, console)
+    terminal.render(rep.redacted(), console)
     text = console.export_text()
     assert [line for line in text.splitlines() if len(line) > 80] == []
     assert "hosts x checks (1/2)" in text and "hosts x checks (2/2)" in text  # 11 families do not fit 80
@@ -241,16 +240,19 @@ def test_loader_round_trips_and_tolerates_unknown_keys(tmp_path: Path) -> None:
 
 
 def test_json_text_is_the_report_one_line_per_finding_and_redaction_is_done_once_per_report() -> None:
-    """report.json and --json are one text (made once); a report changed after its redaction is redacted again."""
+    """report.json and --json are one text (made once per report, kept with it: no global cache); redaction is
+    done once, when the RedactedReport is built; a report changed after its redaction is redacted again."""
     rep = replace(sample(), secrets=frozenset({"hunter2secret"}))
-    text = json_report.dumps(rep)
-    assert json.loads(text) == json.loads(json.dumps(for_output(rep).to_dict()))
+    clean = rep.redacted()
+    text = json_report.dumps(clean)
+    assert json.loads(text) == json.loads(json.dumps(clean.to_dict()))
     lines = text.splitlines()
     assert len([line for line in lines if line.startswith('    {"check": ')]) == len(rep.findings)
-    assert json_report.dumps(rep) is text and for_output(rep) is for_output(rep)
-    leaked = replace(for_output(rep), findings=[Finding("net.env", "n1", Status.WARN, "TOKEN=hunter2secret")])
+    assert json_report.dumps(clean) is text and clean.redacted() is clean
+    leaked = replace(clean, findings=[Finding("net.env", "n1", Status.WARN, "TOKEN=hunter2secret")])
     assert "hunter2secret" not in json_report.dumps(leaked) and "***" in json_report.dumps(leaked)
-    assert "hunter2secret" not in json_report.dumps(replace(rep, duration_s=2.0))
+    changed = json_report.dumps(replace(clean, duration_s=2.0))
+    assert "hunter2secret" not in changed and '"duration_s": 2.0' in changed
 
 
 def test_diff_new_fixed_versions_and_busbw() -> None:
@@ -298,7 +300,7 @@ def test_baseline_findings_flag_drops_and_drift() -> None:
 
 
 def test_report_command_rerenders_and_refuses_other_files(tmp_path: Path) -> None:
-    saved = json_report.write(sample(), tmp_path / "run")
+    saved = json_report.write(sample().redacted(), tmp_path / "run")
     out = tmp_path / "out"
     proc = preflight("report", str(saved), "--html", str(out / "r.html"), "--junit", str(out / "j.xml"),
                "--prometheus", str(out / "p.prom"), "--markdown", str(out / "m.md"))
@@ -320,8 +322,8 @@ def test_report_command_rerenders_and_refuses_other_files(tmp_path: Path) -> Non
 
 
 def test_diff_and_baseline_commands(tmp_path: Path) -> None:
-    good = json_report.write(sample(slow=None, evil=False), tmp_path / "good")
-    bad = json_report.write(sample(slow="n3", evil=False), tmp_path / "bad")
+    good = json_report.write(sample(slow=None, evil=False).redacted(), tmp_path / "good")
+    bad = json_report.write(sample(slow="n3", evil=False).redacted(), tmp_path / "bad")
     proc = preflight("diff", str(good), str(bad))
     assert proc.returncode == 1 and "WORSE" in proc.stdout
     assert "busbw    n1:0 <-> n3:0: 10 -> 0.5 GB/s (-95.0%)" in proc.stdout
@@ -355,7 +357,7 @@ def test_a_long_remedy_is_printed_whole_never_wrapped_inside_its_quotes() -> Non
                  [Finding("sysctl.somaxconn", "n1", Status.FAIL, "sysctl.somaxconn: 128 is below 65535",
                           observed="128", expected=">= 65535", remedy=remedy)], ["sysctl"], "", 1.0)
     console = Console(record=True, width=80, force_terminal=False, color_system=None)
-    terminal.render(rep, console)
+    terminal.render(rep.redacted(), console)
     lines = console.export_text().splitlines()
     assert any(line.strip() == f"remedy:   {remedy}" for line in lines), lines
 
@@ -374,7 +376,7 @@ def test_one_cause_on_eight_devices_is_one_problem_naming_them() -> None:
     folded = next(f for f, _ in found if f.device == 0)
     assert folded.message.endswith("(the same on devices 0-7; shown for device 0)")
     console = Console(record=True, width=200, force_terminal=False, color_system=None)
-    terminal.render(rep, console)
+    terminal.render(rep.redacted(), console)
     assert "Problems (2):" in console.export_text()
-    assert html.render(rep).count('class="problem"') == 2
-    assert len(json.loads(json_report.dumps(rep))["findings"]) == 9, "the JSON report keeps every finding"
+    assert html.render(rep.redacted()).count('class="problem"') == 2
+    assert len(json.loads(json_report.dumps(rep.redacted()))["findings"]) == 9, "the JSON report keeps every finding"

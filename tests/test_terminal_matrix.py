@@ -34,7 +34,7 @@ def report(names: list[str], slow: str | None = None) -> Report:
 
 def render(rep: Report, width: int) -> tuple[str, str]:
     console = Console(record=True, width=width, force_terminal=True, color_system="truecolor")
-    terminal.render(rep, console)
+    terminal.render(rep.redacted(), console)
     return console.export_text(clear=False), console.export_html(inline_styles=True)
 
 

@@ -40,7 +40,7 @@ def judged(findings: list[Finding], limit: str | None) -> Report:
 
 def header(report: Report) -> str:
     out = io.StringIO()
-    terminal.render(report, Console(file=out, width=100, markup=False, highlight=False, color_system=None))
+    terminal.render(report.redacted(), Console(file=out, width=100, markup=False, highlight=False, color_system=None))
     return out.getvalue().splitlines()[0]
 
 
@@ -65,16 +65,16 @@ def test_every_output_says_the_same_verdict(findings: list[Finding], limit: str 
     assert report.to_dict()["verdict"] == verdict.value
     # the words: terminal header, HTML badge, Markdown title, node's line
     assert header(report).split()[-1] == verdict.word
-    assert re.search(r'id="verdict"[^>]*>([A-Z]+)<', html.render(report)).group(1) == verdict.word  # type: ignore[union-attr]
-    assert markdown.render(report).startswith(f"## preflight: **{verdict.word}**")
-    word = verdict_line(report, "n1").split(": ", 1)[1].split()[0]
+    assert re.search(r'id="verdict"[^>]*>([A-Z]+)<', html.render(report.redacted())).group(1) == verdict.word  # type: ignore[union-attr]
+    assert markdown.render(report.redacted()).startswith(f"## preflight: **{verdict.word}**")
+    word = verdict_line(report.redacted(), "n1").split(": ", 1)[1].split()[0]
     assert word == ("OK" if code == exit_codes.OK else verdict.word)
     # drain: hosts with a fail only, none when tripped; a fail with a host means something to drain
     recommended = set(report.extra["drain"]["recommend_drain"])
     failing = {f.host for f in report.findings if f.host and f.status == Status.FAIL}
     assert recommended == (set() if tripped else failing)
     # JUnit: a failure exactly when the verdict is FAIL (or SUSPECT over fails); errors alone are <error>
-    root = ET.fromstring(junit.render(report))
+    root = ET.fromstring(junit.render(report.redacted()))
     failures, errors = int(root.get("failures", "0")), int(root.get("errors", "0"))
     assert (failures > 0) == (Status.FAIL in statuses)
     assert (failures == 0 and errors > 0) == (verdict is Verdict.ERROR or (tripped and Status.FAIL not in statuses))
@@ -82,7 +82,7 @@ def test_every_output_says_the_same_verdict(findings: list[Finding], limit: str 
         props = {p.get("name"): p.get("value") for p in suite.iter("property")}
         assert props == {"preflight.verdict": verdict.value, "preflight.exit_code": str(code)}
     # Prometheus: the verdict's number and the exit code
-    families = {f.name: f for f in text_string_to_metric_families(prometheus.render(report))}
+    families = {f.name: f for f in text_string_to_metric_families(prometheus.render(report.redacted()))}
     assert families["preflight_verdict"].samples[0].value == prometheus.VERDICT_VALUE[verdict]
     assert families["preflight_exit_code"].samples[0].value == code
 
@@ -97,7 +97,8 @@ def test_prometheus_ranks_a_fail_above_an_error_on_one_check() -> None:
     """One check on one host with a fail and an error: the series is the fail's (3), not the error's (2)."""
     findings = [Finding("os.shm", "n1", Status.ERROR, "m"), Finding("os.shm", "n1", Status.FAIL, "m")]
     assert decide(findings) is Verdict.FAIL
-    assert 'preflight_check_status{check="os.shm",host="n1"} 3\n' in prometheus.render(judged(findings, None))
+    text = prometheus.render(judged(findings, None).redacted())
+    assert 'preflight_check_status{check="os.shm",host="n1"} 3\n' in text
 
 
 def test_unreachable_hosts_count_toward_the_limit_but_are_never_drained() -> None:

@@ -201,7 +201,6 @@ def _verify(result: Explanation, hosts: Path, checks: list[str], json_out: bool,
     import sys
 
     from preflight import app
-    from preflight.redact import for_output
     from preflight.render import console
 
     request = app.RunRequest(hosts=hosts, checks=checks)
@@ -218,7 +217,7 @@ def _verify(result: Explanation, hosts: Path, checks: list[str], json_out: bool,
     run = app.run_cluster(request, engine, gathering=bar)
     path = app.save(run.report, report_dir)
     if json_out:
-        _print(result, json_out, {"report": for_output(run.report).to_dict()})
+        _print(result, json_out, {"report": run.report.to_dict()})
     else:
         console.show(run.report, path, json_out)
     if not run.complete:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from preflight.app import Interpreter, Selection
     from preflight.inventory import ClusterSpec
-    from preflight.model import Report
+    from preflight.model import RedactedReport
 
 ENV_SET = "PREFLIGHT_NODE_SET"
 
@@ -92,12 +92,10 @@ def node_checks(selected: list[str], skipped: list[str]) -> Selection:
         raise NodeUsageError(str(exc)) from None
 
 
-def verdict_line(report: Report, host: str) -> str:
+def verdict_line(report: RedactedReport, host: str) -> str:
     """The one line a prolog log or a drain reason can hold: verdict, counts and the first problem."""
     from preflight.model import Status
-    from preflight.redact import for_output
 
-    report = for_output(report)
     counts = report.summary()
     verdict = report.verdict()
     word = "OK" if verdict.exit_code == exit_codes.OK else verdict.word
@@ -138,7 +136,7 @@ def job_ranks(cluster: ClusterSpec, ranks: int | None, environ: Mapping[str, str
 def run_node(selected: list[str], skipped: list[str], settings: list[str], accelerator: str,
              devices_per_host: int | None, master_port: int | None, timeout: float, ranks: int | None = None,
              environ: Mapping[str, str] | None = None, hosts: str | None = None, name: str | None = None,
-             interpreter: Interpreter | None = None, sudo: bool = False) -> Report:
+             interpreter: Interpreter | None = None, sudo: bool = False) -> RedactedReport:
     """Run the node checks on this machine through the local transport and return the report.
 
     ``accelerator`` auto asks npu-smi / nvidia-smi; ``devices_per_host`` None takes what they counted (1 on cpu).
@@ -175,7 +173,7 @@ def run_node(selected: list[str], skipped: list[str], settings: list[str], accel
     options = RunOptions(parallel=1, host_timeout=budget, command_timeout=budget, only=chosen.only,
                          drop=chosen.dropped, sudo=sudo)
     engine = Engine(inventory, chosen.checks, options, transport_factory=lambda host: LocalTransport())
-    return engine.run()
+    return engine.run().redacted()
 
 
 def write_facts(target: str, hosts: str | None, name: str | None, checks: list[str] | None,

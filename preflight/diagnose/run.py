@@ -31,8 +31,7 @@ from preflight.diagnose.check import DiagnoseCheck, Plan, make_plan
 from preflight.diagnose.launch import DEEPSPEED_HOSTFILE, ENV_VARS, Launch, parse_hostfile, parse_launch
 from preflight.engine import Engine, RunOptions
 from preflight.inventory import Inventory
-from preflight.model import Report, Status
-from preflight.redact import for_output
+from preflight.model import RedactedReport, Status
 from preflight.render import json_report, terminal
 
 COLUMNS = ("ssh", "launch", "master_addr", "master_port", "reachability", "hostname", "interface", "devices",
@@ -67,7 +66,7 @@ def prepare(inventory: Inventory, argv: Sequence[str], environ: Mapping[str, str
     return replace(inventory, hosts=hosts, cluster=cluster), plan
 
 
-def diagnose(inventory: Inventory, plan: Plan, options: RunOptions) -> tuple[Report, dict[str, Any]]:
+def diagnose(inventory: Inventory, plan: Plan, options: RunOptions) -> tuple[RedactedReport, dict[str, Any]]:
     """Gather, run the port test and the dry run, judge; the report (diagnose findings only) and the summary."""
     check = DiagnoseCheck(plan)
     engine = Engine(inventory, [NetCheck(), PortsCheck(), FirewallCheck(), NpuCheck(), check],
@@ -83,12 +82,11 @@ def diagnose(inventory: Inventory, plan: Plan, options: RunOptions) -> tuple[Rep
     summary["corrected_launch"] = combined
     if engine.stopped_by is not None:
         summary["interrupted_by"] = signal.Signals(engine.stopped_by).name
-    return replace(report, extra={**report.extra, "diagnose": summary}), summary
+    return replace(report, extra={**report.extra, "diagnose": summary}).redacted(), summary
 
 
-def render(report: Report, console: Console) -> None:
-    """Verdict, hosts x diagnose ids, problems with their fixes, then the dry run in brief (redacted)."""
-    report = for_output(report)
+def render(report: RedactedReport, console: Console) -> None:
+    """Verdict, hosts x diagnose ids, problems with their fixes, then the dry run in brief."""
     summary: Mapping[str, Any] = report.extra.get("diagnose", {})
     verdict = report.verdict()
     head = Text(f"preflight diagnose: {len(report.hosts)} hosts, store at {summary.get('master_addr')}:"
@@ -127,7 +125,7 @@ def render(report: Report, console: Console) -> None:
         console.print(Text(f"corrected launch: {summary['corrected_launch']}", style="cyan"))
 
 
-def _matrix(report: Report) -> Table:
+def _matrix(report: RedactedReport) -> Table:
     table = Table(show_edge=False, pad_edge=False)
     table.add_column("host", no_wrap=True)
     for label in LABELS:
@@ -150,7 +148,7 @@ def _matrix(report: Report) -> Table:
     return table
 
 
-def write_and_print(report: Report, directory: Path, json_out: bool) -> Path | None:
+def write_and_print(report: RedactedReport, directory: Path, json_out: bool) -> Path | None:
     """report.json in ``directory`` (a directory that cannot be written: one line on stderr, ``delivery``'s exit
     rule, None), then the report on stdout."""
     path = write_file(f"report.json in {directory}", lambda: json_report.write(report, directory))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from preflight import exit_codes
 from preflight.engine import HostGather
-from preflight.model import Report, Status
+from preflight.model import RedactedReport, Status
 from preflight.render import json_report, summary
 
 # What makes rich draw on a stderr that is not a terminal: without any, and without a terminal, no progress
@@ -72,9 +72,9 @@ def waiting_text(waiting: set[str]) -> str:
     return (still if len(still) <= 40 else still[:37] + "...") or "-"
 
 
-def show(report: Report, path: Path | None, json_out: bool) -> None:
-    """The JSON report on stdout, or the terminal report followed by where report.json is (both redacted;
-    ``path`` None: report.json could not be written, stderr said why)."""
+def show(report: RedactedReport, path: Path | None, json_out: bool) -> None:
+    """The JSON report on stdout, or the terminal report followed by where report.json is (``path`` None:
+    report.json could not be written, stderr said why)."""
     if json_out:
         sys.stdout.write(json_report.dumps(report))
         return

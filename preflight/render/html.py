@@ -6,7 +6,7 @@ report is escaped: node output is untrusted.
 
 >>> from preflight.model import Finding, HostResult, Report, Status
 >>> r = Report([HostResult("n1", "n1", True)], [Finding("os.shm", "n1", Status.FAIL, "<b>x</b>")], ["os"], "", 0.0)
->>> page = render(r)
+>>> page = render(r.redacted())
 >>> "&lt;b&gt;x&lt;/b&gt;" in page and "<b>x</b>" not in page
 True
 """
@@ -19,8 +19,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from preflight.model import Report, Status
-from preflight.redact import for_output
+from preflight.model import RedactedReport, Report, Status
 from preflight.render import summary
 
 COLOUR = {Status.PASS: "#2ca02c", Status.WARN: "#f0b400", Status.FAIL: "#d62728", Status.ERROR: "#9c27b0",
@@ -52,9 +51,8 @@ def _e(value: object) -> str:
     return html.escape(_CONTROL.sub("", str(value)), quote=True)
 
 
-def render(report: Report) -> str:
+def render(report: RedactedReport) -> str:
     """The whole page as a string (redacted)."""
-    report = for_output(report)
     verdict = report.verdict()
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -70,7 +68,7 @@ def render(report: Report) -> str:
     return "\n".join(p for p in parts if p) + "\n"
 
 
-def write(report: Report, directory: Path) -> Path:
+def write(report: RedactedReport, directory: Path) -> Path:
     """Write ``directory/report.html`` atomically; the path."""
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / "report.html"

@@ -8,8 +8,7 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from preflight.model import SCHEMA, Finding, HostResult, Report
-from preflight.redact import for_output
+from preflight.model import SCHEMA, Finding, HostResult, RedactedReport, Report
 
 
 def new_report_dir(base: Path = Path("reports")) -> Path:
@@ -32,39 +31,35 @@ def new_report_dir(base: Path = Path("reports")) -> Path:
     raise OSError(f"cannot create a report directory under {base}, {state} or the temporary directory")
 
 
-def dumps(report: Report) -> str:
-    """The report as JSON text, redacted (``redact.for_output``): each top-level key on its line, and each item
-    of a top-level list (a finding, a host) on one line of its own, easy to grep and to diff.
+def dumps(report: RedactedReport) -> str:
+    """The report as JSON text: each top-level key on its line, and each item of a top-level list (a finding, a
+    host) on one line of its own, easy to grep and to diff.
 
     Written by json's C encoder (``indent`` would take its pure-Python one: ~10x slower, 0.1 s at 128 hosts,
-    after every host has answered). The text is kept for the same report (report.json, then ``--json``).
+    after every host has answered), once per report (report.json, then ``--json``: ``RedactedReport.text``).
 
     >>> from preflight.model import Finding, Status
-    >>> text = dumps(Report([], [Finding("os.shm", "n1", Status.PASS, "ok")], ["os"], "", 0.5))
+    >>> text = dumps(Report([], [Finding("os.shm", "n1", Status.PASS, "ok")], ["os"], "", 0.5).redacted())
     >>> lines = text.splitlines()
     >>> lines[lines.index('  "findings": ['):][:3]
     ['  "findings": [', '    {"check": "os.shm", "host": "n1", "status": "pass", "message": "ok", "observed": null, \
 "expected": null, "remedy": null}', '  ],']
     """
-    clean = for_output(report)
-    if _last_text and _last_text[0][0] is clean:
-        return _last_text[0][1]
+    return report.text("json", _dumps)
+
+
+def _dumps(report: RedactedReport) -> str:
     lines = []
-    for key, value in clean.to_dict().items():
+    for key, value in report.to_dict().items():
         if isinstance(value, list) and value:
             text = "[\n" + ",\n".join("    " + json.dumps(item) for item in value) + "\n  ]"
         else:
             text = json.dumps(value)
         lines.append(f"  {json.dumps(key)}: {text}")
-    text = "{\n" + ",\n".join(lines) + "\n}\n"
-    _last_text[:] = [(clean, text)]
-    return text
+    return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-_last_text: list[tuple[Report, str]] = []  # the latest report's text: report.json and --json print the same
-
-
-def write(report: Report, directory: Path) -> Path:
+def write(report: RedactedReport, directory: Path) -> Path:
     """Write ``directory/report.json`` via a temporary file, so a reader never sees half a report."""
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / "report.json"
@@ -107,7 +102,7 @@ def from_dict(data: object) -> Report:
         raise ReportFormatError(f"not a valid preflight report: {type(exc).__name__}: {exc}") from None
 
 
-def load(path: Path) -> Report:
+def load(path: Path) -> RedactedReport:
     """Read a saved report.json; ReportFormatError (with the path) when it cannot be used."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -116,7 +111,7 @@ def load(path: Path) -> Report:
     except ValueError as exc:
         raise ReportFormatError(f"{path}: not JSON: {exc}") from None
     try:
-        return for_output(from_dict(data))  # a saved report is shown again: redacted like any output
+        return from_dict(data).redacted()  # a saved report is shown again: redacted like any output
     except ReportFormatError as exc:
         raise ReportFormatError(f"{path}: {exc}") from None
 

@@ -6,7 +6,7 @@ verdict and exit code as properties.
 
 >>> from preflight.model import Finding, HostResult, Report, Status
 >>> r = Report([HostResult("n1", "n1", True)], [Finding("os.shm", "n1", Status.FAIL, "too small")], ["os"], "", 1.0)
->>> '<failure message="too small"' in render(r)
+>>> '<failure message="too small"' in render(r.redacted())
 True
 """
 
@@ -16,8 +16,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from preflight.model import Finding, Report, Status
-from preflight.redact import for_output
+from preflight.model import Finding, RedactedReport, Status
 
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")  # not allowed in XML 1.0
 
@@ -37,9 +36,8 @@ def _detail(findings: list[Finding]) -> str:
     return _x("\n".join(lines))
 
 
-def render(report: Report) -> str:
+def render(report: RedactedReport) -> str:
     """The JUnit XML document as a string."""
-    report = for_output(report)
     cases: dict[str, dict[tuple[str, str], list[Finding]]] = defaultdict(lambda: defaultdict(list))
     for f in report.findings:
         cases[f.check.split(".", 1)[0]][(f.check, f.host or "(cluster)")].append(f)

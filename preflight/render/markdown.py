@@ -2,7 +2,7 @@
 
 >>> from preflight.model import Finding, HostResult, Report, Status
 >>> r = Report([HostResult("n1", "n1", True)], [Finding("os.shm", "n1", Status.FAIL, "a|b")], ["os"], "", 1.0)
->>> "a\\\\|b" in render(r)
+>>> "a\\\\|b" in render(r.redacted())
 True
 """
 
@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import re
 
-from preflight.model import Report
-from preflight.redact import for_output
+from preflight.model import RedactedReport
 from preflight.render import summary
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # terminal escapes from node output
@@ -36,8 +35,7 @@ def code(value: object) -> str:
     return f"{fence} {text} {fence}"
 
 
-def render(report: Report) -> str:
-    report = for_output(report)
+def render(report: RedactedReport) -> str:
     verdict = report.verdict()
     counts = ", ".join(f"{k} {v}" for k, v in report.summary().items())
     lines = [f"## preflight: **{verdict.word}**{'' if report.complete else ' (incomplete: interrupted)'}",

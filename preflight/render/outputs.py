@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path
 
 from preflight.delivery import write_file
-from preflight.model import Report
+from preflight.model import RedactedReport, Report
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class ReportOutputs:
                                                            "started": self.baseline.started,
                                                            "threshold": self.baseline_threshold}})
 
-    def write(self, report: Report) -> list[Path]:
+    def write(self, report: RedactedReport) -> list[Path]:
         """Write every requested output; the paths written. One that cannot be written is one line on stderr and
         is remembered for the exit code (``delivery.write_file``), never an exception."""
         done = [write_file(f"the {kind} report {path}", partial(write_one, kind, report, path))
@@ -61,7 +61,7 @@ class ReportOutputs:
         return [path for path in done if path]
 
 
-def render(kind: str, report: Report) -> str:
+def render(kind: str, report: RedactedReport) -> str:
     """One output format as text: junit, prometheus, markdown or html."""
     from preflight.render import html, junit, markdown, prometheus
 
@@ -70,7 +70,7 @@ def render(kind: str, report: Report) -> str:
     return renderers[kind](report)
 
 
-def write_one(kind: str, report: Report, path: Path) -> Path:
+def write_one(kind: str, report: RedactedReport, path: Path) -> Path:
     from preflight.render import json_report
 
     return json_report.write_text(path, render(kind, report))

@@ -9,7 +9,7 @@ duration and start time.
 
 >>> from preflight.model import Finding, HostResult, Report, Status
 >>> r = Report([HostResult("n1", "n1", True)], [Finding("os.shm", "n1", Status.WARN, "small")], ["os"], "", 1.0)
->>> 'preflight_check_status{check="os.shm",host="n1"} 1' in render(r)
+>>> 'preflight_check_status{check="os.shm",host="n1"} 1' in render(r.redacted())
 True
 """
 
@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from preflight.model import Report, Status, Verdict
-from preflight.redact import for_output
+from preflight.model import RedactedReport, Status, Verdict
 
 VALUE = {Status.SKIP: -1, Status.PASS: 0, Status.WARN: 1, Status.ERROR: 2, Status.FAIL: 3}
 VERDICT_VALUE = {**{Verdict(s.value): v for s, v in VALUE.items()}, Verdict.SUSPECT: 4}
@@ -44,9 +43,8 @@ def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
-def render(report: Report) -> str:
+def render(report: RedactedReport) -> str:
     """The exposition text (ends with a newline, as the textfile collector wants)."""
-    report = for_output(report)
     worst: dict[tuple[str, str], Status] = {}
     for f in report.findings:
         key = (f.check, f.host or "")

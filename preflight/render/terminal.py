@@ -14,8 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from preflight.model import Report, Status
-from preflight.redact import for_output
+from preflight.model import RedactedReport, Report, Status
 from preflight.render.summary import (
     MARK,
     STYLE,
@@ -116,8 +115,7 @@ def _bad(status: Status) -> str:
     return "bold red" if status in (Status.FAIL, Status.ERROR) else "green"
 
 
-def render(report: Report, console: Console) -> None:
-    report = for_output(report)
+def render(report: RedactedReport, console: Console) -> None:
     verdict = report.verdict()
     counts = report.summary()
     head = Text()
