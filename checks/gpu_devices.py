@@ -39,22 +39,20 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from preflight.ascend.hccn_tool import error_text, find_tool_snippet
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
-from preflight.gpu_tools import tool_command, tool_paths
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 from preflight.nvlink import active_links, against_board, board, down_links, link_speed, parse_nvlink, state
+from preflight.tools.common import error_text
+from preflight.tools.nvidia import NVIDIA_SMI
 
-SMI_PATHS = tool_paths("nvidia-smi")
-LOOKED_AT = "PATH, " + ", ".join(SMI_PATHS)
 FULL_FIELDS = ("index,name,uuid,pci.bus_id,driver_version,persistence_mode,ecc.mode.current,"
                "ecc.errors.uncorrected.volatile.total,ecc.errors.uncorrected.aggregate.total,"
                "retired_pages.pending,remapped_rows.pending,remapped_rows.failure,memory.total")
 BASIC_FIELDS = "index,name,uuid,pci.bus_id,driver_version,persistence_mode,memory.total"
 APPS_FIELDS = "pid,process_name,gpu_uuid,used_memory"
-_QUERY = (f'{tool_command("nvidia-smi", f"--query-gpu={FULL_FIELDS}", "--format=csv,nounits")} '
+_QUERY = (f'{NVIDIA_SMI.command(f"--query-gpu={FULL_FIELDS}", "--format=csv,nounits")} '
           f'|| {{ rc=$?; [ "$rc" -eq 2 ] || exit "$rc"; "$t" --query-gpu={BASIC_FIELDS} --format=csv,nounits; }}')
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _UNSET = ("", "[n/a]", "n/a", "[not supported]", "[unknown error]", "[insufficient permissions]")
@@ -161,16 +159,15 @@ class GpuDevicesCheck(Check):
                "SXM/HGX GPU up, others as on the other GPUs of the model; topo -m recorded")
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        return [Probe("tool", find_tool_snippet("nvidia-smi", SMI_PATHS), timeout=5),
+        return [NVIDIA_SMI.lookup(),
                 Probe("query", _QUERY, timeout=30),
-                Probe("apps", tool_command("nvidia-smi", f"--query-compute-apps={APPS_FIELDS}",
-                                           "--format=csv,nounits"), timeout=30),
-                Probe("topo", tool_command("nvidia-smi", "topo", "-m"), timeout=30),
-                Probe("nvlink", tool_command("nvidia-smi", "nvlink", "-s"), timeout=30)]
+                Probe("apps", NVIDIA_SMI.command(f"--query-compute-apps={APPS_FIELDS}", "--format=csv,nounits"),
+                      timeout=30),
+                Probe("topo", NVIDIA_SMI.command("topo", "-m"), timeout=30),
+                Probe("nvlink", NVIDIA_SMI.command("nvlink", "-s"), timeout=30)]
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
-        tool = outputs.get("tool")
-        path = tool.stdout.strip().splitlines()[-1].strip() if tool and tool.ok and tool.stdout.strip() else None
+        path = NVIDIA_SMI.found(outputs)
         facts: Facts = {"tool": path, "error": None, "gpus": [], "driver": None, "processes": [],
                         "apps_error": None, "topology": None, "topo_error": None, "nvlink": None, "nvlink_error": None}
         if path is None:
@@ -226,7 +223,8 @@ def _smi_problem(host: str, host_facts: Facts) -> Finding:
     check = "gpu.devices.smi"
     if not host_facts.get("tool"):
         return finding(check, host, Status.ERROR,
-                       f"{check}: nvidia-smi not found on {host} (looked on {LOOKED_AT}): cannot see the GPUs",
+                       f"{check}: nvidia-smi not found on {host} (looked on {NVIDIA_SMI.looked_at}): cannot see the "
+                       "GPUs",
                        observed="nvidia-smi missing", expected="nvidia-smi on PATH or in /usr/bin",
                        remedy="install the NVIDIA driver (it ships nvidia-smi), e.g. apt-get install "
                               "nvidia-driver-<version>-server; in a container use the NVIDIA container toolkit")

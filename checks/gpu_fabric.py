@@ -28,17 +28,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from preflight.ascend.hccn_tool import error_text, find_tool_snippet
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
-from preflight.gpu_tools import tool_command, tool_paths
 from preflight.ib_hca import selected_ports
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
+from preflight.tools.common import error_text
+from preflight.tools.nvidia import FOLDERS, IBSTAT, IBV_DEVINFO
 
 DEVINFO_STATES = {"PORT_DOWN": "Down", "PORT_INIT": "Initializing", "PORT_ARMED": "Armed", "PORT_ACTIVE": "Active",
                   "PORT_ACTIVE_DEFER": "Active"}
-LOOKED_AT = "PATH, /usr/local/nvidia/bin, /usr/bin, /usr/sbin"
 _LIST = "ls -1 {0} 2>&1 || exit 2"
 
 
@@ -168,10 +167,8 @@ class GpuFabricCheck(Check):
     params: ClassVar[Mapping[str, Any]] = {}
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        return [Probe("ibstat_tool", find_tool_snippet("ibstat", tool_paths("ibstat")), timeout=5),
-                Probe("ibstat", tool_command("ibstat"), timeout=15),
-                Probe("devinfo_tool", find_tool_snippet("ibv_devinfo", tool_paths("ibv_devinfo")), timeout=5),
-                Probe("devinfo", tool_command("ibv_devinfo"), timeout=15),
+        return [IBSTAT.lookup("ibstat_tool"), Probe("ibstat", IBSTAT.command(), timeout=15),
+                IBV_DEVINFO.lookup("devinfo_tool"), Probe("devinfo", IBV_DEVINFO.command(), timeout=15),
                 Probe("dev", _LIST.format("/dev/infiniband"), timeout=5),
                 Probe("sys", _LIST.format("/sys/class/infiniband"), timeout=5)]
 
@@ -179,9 +176,8 @@ class GpuFabricCheck(Check):
         empty = ProbeOutput("", "not run", None)
         facts: Facts = {"tools": {}, "errors": {}, "cas": [], "dev_files": None, "sys_devices": None}
         parsed: dict[str, list[dict[str, Any]]] = {}
-        for tool, parser in (("ibstat", parse_ibstat), ("devinfo", parse_devinfo)):
-            found = outputs.get(f"{tool}_tool", empty)
-            path = found.stdout.strip().splitlines()[-1].strip() if found.ok and found.stdout.strip() else None
+        for tool, parser, lookup in (("ibstat", parse_ibstat, IBSTAT), ("devinfo", parse_devinfo, IBV_DEVINFO)):
+            path = lookup.found(outputs, f"{tool}_tool")
             facts["tools"][tool] = path
             if path is None:
                 continue
@@ -253,7 +249,7 @@ def _judge_ports(host: str, host_facts: Facts, with_rdma: Sequence[str], usage: 
         if not any(tools.values()):
             return finding(check, host, Status.ERROR,
                            f"{check}: {host} has RDMA devices ({devices}) but neither ibstat nor ibv_devinfo "
-                           f"(looked on {LOOKED_AT}): cannot read their ports", observed=f"devices {devices}",
+                           f"(looked on {FOLDERS}): cannot read their ports", observed=f"devices {devices}",
                            expected="ibstat or ibv_devinfo installed",
                            remedy="apt-get install infiniband-diags ibverbs-utils  # or dnf install "
                                   "infiniband-diags libibverbs-utils")

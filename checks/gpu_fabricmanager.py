@@ -26,13 +26,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from preflight.ascend.hccn_tool import error_text, find_tool_snippet
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.gpu_tools import tool_command, tool_paths
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 from preflight.nvsmi_query import cut_short, parse_query, value
+from preflight.tools.common import error_text
+from preflight.tools.nvidia import NVIDIA_SMI
 
 _NO_FABRIC = ("n/a", "not supported")
 # systemctl is-active's answers (man systemctl); anything else (no systemd in a container) reads as unknown.
@@ -65,16 +65,15 @@ class GpuFabricManagerCheck(Check):
                "nvidia-fabricmanager active), or CUDA fails with error 802; nvidia_peermem loaded next to RDMA NICs")
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        return [Probe("tool", find_tool_snippet("nvidia-smi", tool_paths("nvidia-smi")), timeout=5),
-                Probe("query", tool_command("nvidia-smi", "-q"), timeout=60),
+        return [NVIDIA_SMI.lookup(),
+                Probe("query", NVIDIA_SMI.command("-q"), timeout=60),
                 Probe("nvswitch", "ls -1 /dev 2>/dev/null | grep '^nvidia-nvswitch[0-9]'; exit 0", timeout=5),
                 Probe("service", _SERVICE, timeout=10),
                 Probe("modules", _MODULES, timeout=5)]
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
         empty = ProbeOutput("", "not run", None)
-        tool = outputs.get("tool", empty)
-        path = tool.stdout.strip().splitlines()[-1].strip() if tool.ok and tool.stdout.strip() else None
+        path = NVIDIA_SMI.found(outputs)
         service = outputs.get("service", empty).stdout.split()
         modules = outputs.get("modules", empty).stdout.splitlines()
         query = outputs.get("query", empty)

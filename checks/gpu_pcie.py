@@ -40,13 +40,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from preflight.ascend.hccn_tool import error_text, find_tool_snippet
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.gpu_tools import tool_command, tool_paths
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
 from preflight.nvsmi_query import cut_short, number, parse_query, value
+from preflight.tools.common import error_text
+from preflight.tools.nvidia import NVIDIA_SMI
 
 LINK = "PCI/GPU Link Info"
 
@@ -100,12 +100,10 @@ class GpuPcieCheck(Check):
                "held below the GPU's by the host (an idle GPU's lower current generation is not judged)")
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        return [Probe("tool", find_tool_snippet("nvidia-smi", tool_paths("nvidia-smi")), timeout=5),
-                Probe("query", tool_command("nvidia-smi", "-q"), timeout=60)]
+        return [NVIDIA_SMI.lookup(), Probe("query", NVIDIA_SMI.command("-q"), timeout=60)]
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
-        tool = outputs.get("tool")
-        path = tool.stdout.strip().splitlines()[-1].strip() if tool and tool.ok and tool.stdout.strip() else None
+        path = NVIDIA_SMI.found(outputs)
         facts: Facts = {"tool": path, "error": None, "links": []}
         if path is None:
             return facts

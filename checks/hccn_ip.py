@@ -24,11 +24,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.ascend.device_ip import IPAddress, address, network, prefix_length, set_ip_command, usable_devices
-from preflight.ascend.hccn_tool import FIND_HCCN_TOOL, error_text, hccn_tool_command, known_error, missing_tool, unread
+from preflight.ascend.hccn_tool import hccn_tool_command, known_error, missing_tool, unread
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
+from preflight.tools.ascend import HCCN_TOOL
+from preflight.tools.common import error_text
 
 CONF = "/etc/hccn.conf"
 MAX_DEVICES = 64  # more devices than any server has: the probe list stays bounded
@@ -122,15 +124,14 @@ class HccnIpCheck(Check):
                "contiguous netmask, one IP family, gateway in the segment")
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        probes = [Probe("tool", FIND_HCCN_TOOL, timeout=5), Probe("conf", f"cat {CONF}", timeout=5)]
+        probes = [HCCN_TOOL.lookup(), Probe("conf", f"cat {CONF}", timeout=5)]
         for device in device_ids(cluster):
             probes.append(Probe(f"ip_{device}", hccn_tool_command(device, "-ip", "-g"), timeout=10))
             probes.append(Probe(f"gateway_{device}", hccn_tool_command(device, "-gateway", "-g"), timeout=10))
         return probes
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
-        tool = outputs.get("tool")
-        path = tool.stdout.strip().splitlines()[-1].strip() if tool and tool.ok and tool.stdout.strip() else None
+        path = HCCN_TOOL.found(outputs)
         conf, conf_error = parse_conf(outputs["conf"]) if "conf" in outputs else (None, None)
         ids = sorted(int(k[3:]) for k in outputs if re.fullmatch(r"ip_\d+", k))
         devices = []

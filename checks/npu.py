@@ -42,18 +42,15 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from preflight.ascend.hccn_tool import error_text, find_tool_snippet
 from preflight.ascend.npu_smi import parse_info as parse_info
 from preflight.ascend.npu_smi import parse_list as parse_list
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
+from preflight.tools.ascend import NPU_SMI, NPU_SMI_PATHS
+from preflight.tools.common import error_text
 
-NPU_SMI_PATHS = ("/usr/local/sbin/npu-smi", "/usr/local/bin/npu-smi", "/usr/local/Ascend/driver/tools/npu-smi")
-LOOKED_AT = "PATH, " + ", ".join(NPU_SMI_PATHS)
-# Prints where npu-smi is (PATH first, then the driver's usual places), or exits 127 when it is nowhere.
-FIND_TOOL = find_tool_snippet("npu-smi", NPU_SMI_PATHS)
 HEALTH_OK = "OK"
 HEALTH_WARN = ("WARNING",)  # anything else that is not OK (Alarm, Critical, UNKNOWN, ...) is a failure
 # npu-smi prints no process table at all in releases 20.x and 21.x (Atlas 300 / 800 inference, 310: the manual's and a
@@ -111,14 +108,11 @@ class NpuCheck(Check):
                "healthy, no process still holding a device")
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        run = 't=$(' + FIND_TOOL + ') || exit 127; "$t" '
-        return [Probe("tool", FIND_TOOL, timeout=5),
-                Probe("info", run + "info", timeout=30),
-                Probe("list", run + "info -l", timeout=30)]
+        return [NPU_SMI.lookup(), Probe("info", NPU_SMI.command("info"), timeout=30),
+                Probe("list", NPU_SMI.command("info", "-l"), timeout=30)]
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
-        tool = outputs.get("tool")
-        path = tool.stdout.strip().splitlines()[-1].strip() if tool and tool.ok and tool.stdout.strip() else None
+        path = NPU_SMI.found(outputs)
         facts: Facts = {"tool": path, "error": None, "devices": [], "processes": [], "process_table": False,
                         "version": None, "layout": None, "total_count": None, "list_ids": [], "list_chips": [],
                         "list_error": None, "chip": None, "generation": None}
@@ -171,7 +165,7 @@ class NpuCheck(Check):
 def _smi_problem(host: str, host_facts: Facts) -> Finding:
     if not host_facts.get("tool"):
         return finding("npu.smi", host, Status.ERROR,
-                       f"npu.smi: npu-smi not found on {host} (looked on {LOOKED_AT}): cannot see the NPUs",
+                       f"npu.smi: npu-smi not found on {host} (looked on {NPU_SMI.looked_at}): cannot see the NPUs",
                        observed="npu-smi missing", expected=f"npu-smi on PATH or at {NPU_SMI_PATHS[-1]}",
                        remedy="install the Ascend NPU driver package (it ships npu-smi), e.g. "
                               "./Ascend-hdk-*-npu-driver_*.run --full")

@@ -26,14 +26,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from preflight.ascend.hccn_tool import find_tool_snippet
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding, majority
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
+from preflight.tools.ascend import NPU_SMI
 
-NPU_SMI_PATHS = ("/usr/local/sbin/npu-smi", "/usr/local/bin/npu-smi", "/usr/local/Ascend/driver/tools/npu-smi")
-_SCRIPT = ('t=$(' + find_tool_snippet("npu-smi", NPU_SMI_PATHS) + ') || { echo "@@missing"; exit 0; }; '
+_SCRIPT = ('t=$(' + NPU_SMI.find + ') || { echo "@@missing"; exit 0; }; '
            'for id in $("$t" info -l 2>/dev/null | awk -F: \'/NPU ID/ {gsub(/[ \\t]/, "", $2); print $2}\'); do '
            'echo "@@npu $id"; "$t" info -t board -i "$id" 2>&1; done')
 _FIELDS = {"software version": "driver", "firmware version": "firmware", "compatibility": "compatibility"}

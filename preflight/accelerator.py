@@ -18,10 +18,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from preflight.ascend.hccn_tool import find_tool_snippet
 from preflight.batch import Probe, ProbeOutput, build_script, new_nonce, parse_output
-from preflight.checks.gpu_devices import SMI_PATHS
-from preflight.checks.npu import NPU_SMI_PATHS
+from preflight.tools.ascend import NPU_SMI
+from preflight.tools.nvidia import NVIDIA_SMI
 
 ACCELERATORS = ("npu", "gpu", "cpu")
 CHOICES = ("auto", *ACCELERATORS)
@@ -38,9 +37,7 @@ class Choice:
 
 def probes() -> list[Probe]:
     """The two read-only commands ``auto`` runs."""
-    npu = f't=$({find_tool_snippet("npu-smi", NPU_SMI_PATHS)}) || exit 127; "$t" info -l'
-    gpu = f't=$({find_tool_snippet("nvidia-smi", SMI_PATHS)}) || exit 127; "$t" -L'
-    return [Probe("npu", npu, timeout=10), Probe("gpu", gpu, timeout=10)]
+    return [Probe("npu", NPU_SMI.command("info", "-l"), timeout=10), Probe("gpu", NVIDIA_SMI.command("-L"), timeout=10)]
 
 
 def decide(outputs: Mapping[str, ProbeOutput]) -> Choice:

@@ -145,7 +145,7 @@ def run_and_show(request: application.RunRequest, json_out: bool, report_dir: Pa
     path = application.save(result.report, report_dir, request.outputs)
     console.show(result.report, path, json_out)
     if not result.complete:
-        console.exit_interrupted(path, console.interrupted_code(result.engine.stopped_by))
+        console.exit_interrupted(path, exit_codes.interrupted(result.engine.stopped_by))
     return result.report
 
 

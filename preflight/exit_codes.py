@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import signal
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -34,6 +35,15 @@ COULD_NOT_TELL = 4  # no fail, but at least one error finding: a check could not
 INTERNAL = 70  # preflight crashed (EX_SOFTWARE): never a verdict about the node
 INTERRUPTED = 130  # Ctrl-C (SIGINT): the partial report is written, marked incomplete
 TERMINATED = 143  # SIGTERM (a scheduler's timeout or cancel): the same, 128 + 15
+
+
+def interrupted(stopped_by: int | None) -> int:
+    """130 after Ctrl-C (SIGINT), 143 after SIGTERM (a scheduler's cancel or timeout).
+
+    >>> interrupted(signal.SIGTERM), interrupted(signal.SIGINT), interrupted(None)
+    (143, 130, 130)
+    """
+    return TERMINATED if stopped_by == signal.SIGTERM else INTERRUPTED
 
 
 def for_report(report: Report) -> int:

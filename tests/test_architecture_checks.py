@@ -1,6 +1,6 @@
 """Checks are small and independent: no check module imports another one, and probes() reads no clock.
 
-Shared pieces live under preflight/ (ports, interfaces, net_view, connect, gpu_tools, ascend/...); a check
+Shared pieces live under preflight/ (ports, interfaces, net_view, connect, tools/, ascend/...); a check
 module may import only preflight.checks.base (and the preflight.checks package registry) of the checks.
 """
 

@@ -12,10 +12,12 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from preflight.ascend.hccn_tool import CALL_TIMEOUT, FIND_HCCN_TOOL, HCCN_TOOL_PATH, first_line, missing_tool
+from preflight.ascend.hccn_tool import CALL_TIMEOUT, FIND_HCCN_TOOL, missing_tool
 from preflight.batch import ProbeOutput
 from preflight.findings import Facts, finding
 from preflight.model import Finding, Status
+from preflight.tools.ascend import HCCN_TOOL_PATH
+from preflight.tools.common import first_line
 
 # Finds hccn_tool, then runs each device's calls in a background subshell (devices in parallel, one
 # device's calls in order), each call's stdout+stderr between "@@call DEV LABEL" and "@@rc DEV LABEL RC".

@@ -1,7 +1,8 @@
-"""Locating ``hccn_tool`` and reading its failures: shared by the hccn.* checks (and npu-smi's lookup).
+"""Calling ``hccn_tool`` and reading its failures: shared by the hccn.* checks.
 
 ``hccn_tool`` is often not on PATH: it is looked up there first, then at ``HCCN_TOOL_PATH`` (the driver's
-tools folder). ``call_error`` turns what a call printed and its exit status into one readable reason.
+tools folder: ``preflight.tools.ascend``). ``call_error`` turns what a call printed and its exit status into one
+readable reason.
 
 >>> call_error("Get invalid device id.", 4)
 'invalid device id: there is no such device on this host (check cluster.devices_per_host)'
@@ -14,28 +15,15 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from preflight.batch import ProbeOutput
-from preflight.context import EvalContext
 from preflight.model import Finding, Status
+from preflight.tools.ascend import HCCN_TOOL, HCCN_TOOL_PATH
+from preflight.tools.common import first_line
 
-HCCN_TOOL_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"
 CALL_TIMEOUT = 8  # seconds per hccn_tool call (lldp and optical can take a while on real nodes)
 
-
-def find_tool_snippet(name: str, paths: Sequence[str]) -> str:
-    """Shell that prints where ``name`` is (PATH first, then ``paths``), or exits 127 when it is nowhere.
-
-    >>> find_tool_snippet("hccn_tool", [HCCN_TOOL_PATH])  # doctest: +NORMALIZE_WHITESPACE
-    'for t in "$(command -v hccn_tool 2>/dev/null)" /usr/local/Ascend/driver/tools/hccn_tool;
-     do [ -n "$t" ] && [ -x "$t" ] && { echo "$t"; exit 0; }; done; exit 127'
-    """
-    return (f'for t in "$(command -v {shlex.quote(name)} 2>/dev/null)" ' + " ".join(shlex.quote(p) for p in paths)
-            + '; do [ -n "$t" ] && [ -x "$t" ] && { echo "$t"; exit 0; }; done; exit 127')
-
-
-FIND_HCCN_TOOL = find_tool_snippet("hccn_tool", [HCCN_TOOL_PATH])
+FIND_HCCN_TOOL = HCCN_TOOL.find
 # The tool as one shell word: from PATH, else the driver's folder (where a missing tool fails with 127).
-HCCN_TOOL = f'"$(command -v hccn_tool 2>/dev/null || echo {HCCN_TOOL_PATH})"'
+_TOOL_WORD = f'"$(command -v hccn_tool 2>/dev/null || echo {HCCN_TOOL_PATH})"'
 
 
 def hccn_tool_command(device: int, *args: str) -> str:
@@ -44,27 +32,7 @@ def hccn_tool_command(device: int, *args: str) -> str:
     >>> hccn_tool_command(3, "-ip", "-g")
     '"$(command -v hccn_tool 2>/dev/null || echo /usr/local/Ascend/driver/tools/hccn_tool)" -i 3 -ip -g'
     """
-    return f"{HCCN_TOOL} {shlex.join(['-i', str(int(device)), *args])}"
-
-
-def first_line(text: str, limit: int = 120) -> str:
-    """The first non-blank line of ``text`` (cut at ``limit``), or ``(no output)``."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[0][:limit] if lines else "(no output)"
-
-
-def error_text(output: ProbeOutput) -> str:
-    """A short account of a failed tool call (its own first line when it printed one) and its exit status.
-
-    >>> error_text(ProbeOutput("", "hccn_tool is busy, please try again.\\n", 5))
-    'hccn_tool is busy, please try again. (exit status 5)'
-    >>> error_text(ProbeOutput("", "", 0))
-    'empty output (exit status 0)'
-    """
-    if output.timed_out:
-        return "timed out (killed)"
-    lines = [line.strip() for line in (output.stderr + "\n" + output.stdout).splitlines() if line.strip()]
-    return f"{lines[0][:200] if lines else 'empty output'} (exit status {output.exit_status})"
+    return f"{_TOOL_WORD} {shlex.join(['-i', str(int(device)), *args])}"
 
 
 # Error texts of hccn_tool -> what they mean, first match wins. The texts are the driver's own (hicann/driver,
@@ -142,11 +110,3 @@ def missing_tool(check: str, host: str, looked: Sequence[str] | None = None) -> 
                    remedy="install the Ascend driver (Ascend-hdk-*-npu-driver_*.run --full), then "
                           f"ls -l {HCCN_TOOL_PATH}")
 
-
-def not_npu(check: str, ctx: EvalContext) -> list[Finding] | None:
-    """One cluster-wide skip when the cluster does not run on NPUs, else None."""
-    if ctx.cluster.accelerator == "npu":
-        return None
-    return [Finding(check, None, Status.SKIP,
-                    f"{check}: not an NPU cluster (accelerator: {ctx.cluster.accelerator}); hccn_tool checks "
-                    "apply to Ascend NPUs only")]

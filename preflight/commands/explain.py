@@ -221,7 +221,7 @@ def _verify(result: Explanation, hosts: Path, checks: list[str], json_out: bool,
     else:
         console.show(run.report, path, json_out)
     if not run.complete:
-        console.exit_interrupted(path, console.interrupted_code(run.engine.stopped_by))
+        console.exit_interrupted(path, exit_codes.interrupted(run.engine.stopped_by))
     return exit_codes.for_report(run.report)
 
 

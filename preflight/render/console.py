@@ -5,14 +5,12 @@ and the interrupted-run exit. Renders only; the run itself is ``preflight.app``'
 from __future__ import annotations
 
 import os
-import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
+from typing import Protocol
 
-from preflight import exit_codes
-from preflight.engine import HostGather
 from preflight.model import RedactedReport, Status
 from preflight.render import json_report, summary
 
@@ -21,7 +19,29 @@ from preflight.render import json_report, summary
 _DRAW_ANYWAY = ("FORCE_COLOR", "TTY_COMPATIBLE")
 
 
-def progress(hosts: list[str], enabled: bool) -> tuple[AbstractContextManager[object], Callable[[HostGather], None]]:
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class _Judged(Protocol):
+    @property
+    def status(self) -> Status: ...
+
+
+class HostDone(Protocol):
+    """What the progress callback reads of a finished host (the engine's ``HostGather`` is one): its name and
+    its findings' statuses. A renderer reads the report model only, never the engine."""
+
+    @property
+    def host(self) -> _Named: ...
+
+    @property
+    def findings(self) -> Sequence[_Judged]: ...
+
+
+
+def progress(hosts: list[str], enabled: bool) -> tuple[AbstractContextManager[object], Callable[[HostDone], None]]:
     """A transient progress line on stderr (hosts done, unreachable so far, still waiting) and the callback
     the engine calls per finished host. Drawn only when ``enabled`` and stderr is a terminal.
 
@@ -43,7 +63,7 @@ def progress(hosts: list[str], enabled: bool) -> tuple[AbstractContextManager[ob
     problems: list[str] = []
     waiting = set(hosts)
 
-    def host_done(gather: HostGather) -> None:
+    def host_done(gather: HostDone) -> None:
         waiting.discard(gather.host.name)
         if any(f.status in (Status.FAIL, Status.ERROR) for f in gather.findings):
             problems.append(gather.host.name)
@@ -53,7 +73,7 @@ def progress(hosts: list[str], enabled: bool) -> tuple[AbstractContextManager[ob
     return bar, host_done
 
 
-def _nothing(gather: HostGather) -> None:
+def _nothing(gather: HostDone) -> None:
     """The per-host callback when no progress line is drawn."""
 
 
@@ -87,18 +107,9 @@ def show(report: RedactedReport, path: Path | None, json_out: bool) -> None:
     out.print(f"\nreport: {path or 'not written'}", soft_wrap=True)  # a path to copy: never broken over lines
 
 
-def interrupted_code(stopped_by: int | None) -> int:
-    """130 after Ctrl-C (SIGINT), 143 after SIGTERM (a scheduler's cancel or timeout).
-
-    >>> interrupted_code(signal.SIGTERM), interrupted_code(signal.SIGINT), interrupted_code(None)
-    (143, 130, 130)
-    """
-    return exit_codes.TERMINATED if stopped_by == signal.SIGTERM else exit_codes.INTERRUPTED
-
-
-def exit_interrupted(path: Path | None, code: int = exit_codes.INTERRUPTED) -> None:
-    """Say where the partial report is (``path`` None: not written) and leave at once (worker threads may still
-    sit in a connect)."""
+def exit_interrupted(path: Path | None, code: int) -> None:
+    """Say where the partial report is (``path`` None: not written) and leave at once with ``code``
+    (``exit_codes.interrupted``; worker threads may still sit in a connect)."""
     from rich.console import Console
 
     where = f"partial report written to {path}, marked incomplete" if path else "the partial report was not written"

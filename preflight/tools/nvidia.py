@@ -1,4 +1,4 @@
-"""Where the NVIDIA tools are found on a node: shared by gpu.devices and gpu.fabric.
+"""Where the NVIDIA tools are on a node: shared by the gpu.* checks and ``--accelerator auto``.
 
 ``nvidia-smi`` and the RDMA tools are looked up on PATH, then in /usr/local/nvidia/bin (where NVIDIA's
 container toolkit mounts the driver's tools; an SSH session into a container does not get the image's
@@ -7,11 +7,10 @@ PATH), then /usr/bin and /usr/sbin.
 
 from __future__ import annotations
 
-import shlex
-
-from preflight.ascend.hccn_tool import find_tool_snippet
+from preflight.tools.common import Tool
 
 NVIDIA_BIN = "/usr/local/nvidia/bin"
+FOLDERS = f"PATH, {NVIDIA_BIN}, /usr/bin, /usr/sbin"  # where tool_paths looks, for a finding
 
 
 def tool_paths(name: str) -> tuple[str, ...]:
@@ -23,6 +22,8 @@ def tool_paths(name: str) -> tuple[str, ...]:
     return (f"{NVIDIA_BIN}/{name}", f"/usr/bin/{name}", f"/usr/sbin/{name}")
 
 
-def tool_command(name: str, *args: str) -> str:
-    """Shell running ``name ARGS`` from PATH or the usual folders; exit 127 when it is nowhere."""
-    return f't=$({find_tool_snippet(name, tool_paths(name))}) || exit 127; "$t" {shlex.join(args)}'.rstrip()
+NVIDIA_SMI = Tool("nvidia-smi", tool_paths("nvidia-smi"), home="in /usr/bin",
+                  install="install the NVIDIA driver (it ships nvidia-smi), e.g. apt-get install "
+                          "nvidia-driver-<version>-server; in a container use the NVIDIA container toolkit")
+IBSTAT = Tool("ibstat", tool_paths("ibstat"))
+IBV_DEVINFO = Tool("ibv_devinfo", tool_paths("ibv_devinfo"))
