@@ -16,6 +16,7 @@ version), its entries, and ``find(line)``, the codes of that table a line carrie
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -38,6 +39,39 @@ class Code:
 
 
 @dataclass(frozen=True)
+class Gate:
+    """What every line carrying one of a table's codes contains: one of ``markers`` (lower-case literals), a match
+    of ``shape`` or one of ``words`` as a whole word, in the line lower-cased with runs of blanks as one space
+    (``normalized``: in ``table_templates.normalize(line)``). A line without them cannot carry a code of the table,
+    so ``explain`` does not ask the table about it (``gates.GatePlan``). A gate must never reject a line its table's
+    ``find`` answers (``tests/test_explain_tables.py`` checks it on every sample line).
+
+    >>> g = Gate(("cuda error",), re.compile("xid [0-9]"), frozenset({"nvrm"}))
+    >>> g.admits("runtimeerror: cuda error: out of memory"), g.admits("xid 79"), g.admits("nvrm gpu")
+    (True, True, True)
+    >>> g.admits("loss=0.3 nvrmx")
+    False
+    """
+
+    markers: tuple[str, ...] = ()
+    shape: re.Pattern[str] | None = None
+    words: frozenset[str] = frozenset()
+    normalized: bool = False
+    scan: re.Pattern[str] | None = field(init=False, repr=False, compare=False)  # markers and shape as one regex
+
+    def __post_init__(self) -> None:
+        parts = [re.escape(m) for m in self.markers] + ([f"(?:{self.shape.pattern})"] if self.shape else [])
+        object.__setattr__(self, "scan", re.compile("|".join(parts)) if parts else None)
+
+    def admits(self, text: str, tokens: set[str] | None = None) -> bool:
+        """Whether ``text`` (the line in this gate's form; ``tokens``: its words, when the caller has them) may
+        carry a code of the table."""
+        if self.scan is not None and self.scan.search(text):
+            return True
+        return bool(self.words) and not self.words.isdisjoint(tokens if tokens is not None else text.split())
+
+
+@dataclass(frozen=True)
 class CodeTable:
     """A vendor's code table: its source (URL) and version, its entries, and how to find its codes in a line."""
 
@@ -46,6 +80,7 @@ class CodeTable:
     version: str
     entries: Mapping[str, Code]
     find: Callable[[str], list[str]] = field(repr=False, compare=False)  # line -> codes of this table in it
+    gate: Gate | None = field(default=None, repr=False, compare=False)  # None: every line is asked
 
     def decode(self, line: str) -> list[Decoded]:
         """Every code of this table the line carries, decoded (unknown codes of its shape are left out)."""

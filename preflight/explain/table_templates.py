@@ -25,10 +25,11 @@ stands for whatever the log has there; ``{addr}`` only for a numeric address and
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from preflight.explain.decode import Code, CodeTable
+from preflight.explain.decode import Code, CodeTable, Gate
 
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}|%[-+ #0]*\d*(?:\.\d+)?(?:hh|h|ll|l|z|j|t)?[sdiuxXpmfgc]")
 _ADDR = "(?: (?:[0-9]+|[0-9a-f]{1,4}))+ ?"  # a normalized numeric address: numbers and IPv6 hex groups
@@ -147,4 +148,28 @@ def build(name: str, source: str, version: str, rows: tuple[Row, ...]) -> CodeTa
                 out.append(p.key)
         return out
 
-    return CodeTable(name, source, version, entries, find)
+    return CodeTable(name, source, version, entries, find, _gate(row.templates for row in rows))
+
+
+def _whole_words(template: str) -> list[str]:
+    """The words of a template's text that its regex matches as whole words of the normalized line: inside a piece,
+    or at the template's own start / end (a value glued to a piece, ``{}ms``, leaves that edge word partial)."""
+    stripped = template.strip(" .")
+    head = not _PLACEHOLDER.match(stripped)
+    tail = not re.search(rf"(?:{_PLACEHOLDER.pattern})$", stripped)
+    pieces = [p.split() for p in _pieces(template)]
+    return [word for i, words in enumerate(pieces) for j, word in enumerate(words)
+            if (j > 0 or (i == 0 and head)) and (j < len(words) - 1 or (i == len(pieces) - 1 and tail))]
+
+
+def _gate(wordings: Iterable[tuple[str, ...]]) -> Gate:
+    """A template table's gate: for each wording its longest whole word, else (no whole word) its longest piece."""
+    words: set[str] = set()
+    pieces: set[str] = set()
+    for template in (t for templates in wordings for t in templates):
+        whole = _whole_words(template)
+        if whole:
+            words.add(max(whole, key=len))
+        else:
+            pieces.add(max(_pieces(template), key=len))
+    return Gate(markers=tuple(sorted(pieces)), words=frozenset(words), normalized=True)

@@ -1,0 +1,107 @@
+"""The gates of the hand-written code tables: what a line must contain to carry one of a table's codes
+(``decode.Gate``), read off each table's ``find`` (every regex it tries needs one of these words or shapes). The
+template tables get theirs from their anchors (``table_templates.build``); a table without a gate is asked about
+every line.
+
+Most lines of a big log (NCCL INFO, progress bars, loss lines, traceback frames) carry none of them, so ``matcher``
+tries each table's gate (a few substring tests, one small regex) instead of all of its regexes (a 150,000-line log:
+docs/explain.md). ``tests/test_explain_tables.py`` checks that no gate rejects a line its table answers.
+
+>>> GATES["xid"].admits("kernel: nvrm: xid (pci:0000:3b:00): 79, gpu has fallen off the bus.")
+True
+>>> any(g.admits("epoch 3 step 100 loss=0.12") for g in GATES.values())
+False
+"""
+
+from __future__ import annotations
+
+import re
+
+from preflight.explain import table_cuda_error, table_nccl_result
+from preflight.explain.decode import CodeTable, Gate
+from preflight.explain.table_templates import normalize
+
+# CANN's EE/EH/EI/EJ/EK/EL/EZ and operator E2-E9/EA/EB/EF/EM/EO/EP codes (table_cann, table_cann_ops): E + 5
+_CANN = Gate(shape=re.compile(r"e[a-z0-9][0-9]{4}"))
+# aclError / aclnnStatus: a 6-digit number 1xxxxx-5xxxxx, or an ACL_ERROR_* / ACLNN_ERR_* name (table_acl)
+_ACL = Gate(("acl_error", "aclnn_err"), re.compile(r"[1-5][0-9]{5}"))
+
+GATES: dict[str, Gate] = {
+    "cann": _CANN, "hcomm": _CANN, "cann_inner": _CANN, "cann_ops": _CANN,
+    # torch_npu's "HCCL function error", HCCL_E_* names, HCCL's errNo[0x...] (its "call trace: hcclRet -> N" is read
+    # on HCCL lines only)
+    "hccl_result": Gate(("hccl", "errno")),
+    "acl": _ACL, "aclnn": _ACL,
+    # cudaErrorXxx / CUDA_ERROR_XXX names, "CUDA error", "cuda runtime error", "Cuda failure", THCudaCheck, a number
+    # after "error code", and the texts no other library prints (recognised without a CUDA marker)
+    "cuda_error": Gate(("cudaerror", "cudasuccess", "cuda_error", "cuda_success", "cuda error", "cuda runtime error",
+                        "cuda failure", "thcudacheck", "error code",
+                        *(text for text, _ in table_cuda_error._BARE))),
+    "xid": Gate(("xid",)),
+    # ncclXxx result names, CuPy's NCCL_ERROR_*, "NCCL error" / "NCCL failure", ncclGetErrorString's texts of the
+    # codes that stand alone, NCCL INFO's "file.cc:123 -> N" trace
+    "nccl_result": Gate(("ncclsuccess", "ncclunhandledcudaerror", "ncclsystemerror", "ncclinternalerror",
+                         "ncclinvalidargument", "ncclinvalidusage", "ncclremoteerror", "ncclinprogress",
+                         "nccltimeout", "nccl_error_", "nccl error", "nccl failure",
+                         *(text for text, _ in table_nccl_result._OWN)),
+                        re.compile(r"nccl info \S+\.(?:cc|cu|h|c|cpp):[0-9]+ -> [0-9]")),
+    # torchrun's "exitcode", "exit code/status", "received by PID", DeepSpeed's "return code", spawn's / mpirun's /
+    # pdsh's signals, CalledProcessError's "died with <Signals", srun's "task N:", bash's "line N: PID", core dumps
+    "exit_signal": Gate(("exitcode", "exit code", "exit status", "received by pid", "return code", "with signal",
+                         "on signal", "by signal", "died with <signals", "core dumped"),
+                        re.compile(r"\btasks? [0-9,\-\[\]]+:|\bline [0-9]+: [0-9]")),
+}
+
+
+def gate_of(table: CodeTable) -> Gate | None:
+    """The table's own gate, else the one written here for it by name (None: the table is asked about every line)."""
+    return table.gate or GATES.get(table.name)
+
+
+class GatePlan:
+    """The tables to ask about a line: each gate is tried once per line (tables sharing one share the answer), the
+    line lower-cased and normalized once for all of them.
+
+    >>> from preflight.explain.tables import DECODERS
+    >>> plan = GatePlan(DECODERS)
+    >>> [t.name for t in plan.asked("epoch 3 step 100 loss=0.12")]
+    ['nccl_warn']
+    >>> "cuda_error" in [t.name for t in plan.asked("RuntimeError: CUDA error: out of memory")]
+    True
+    """
+
+    def __init__(self, tables: tuple[CodeTable, ...]) -> None:
+        gates: list[Gate] = []
+        order: list[tuple[CodeTable, int]] = []
+        for table in tables:
+            gate = gate_of(table)
+            if gate is not None and all(g is not gate for g in gates):
+                gates.append(gate)
+            order.append((table, -1 if gate is None else next(i for i, g in enumerate(gates) if g is gate)))
+        self.gates = tuple(gates)
+        self.order = tuple(order)
+        self.ungated = tuple(table for table, i in order if i < 0)
+        self.plain = any(not g.normalized for g in gates)
+        self.normalized = any(g.normalized for g in gates)
+
+    def asked(self, line: str) -> tuple[CodeTable, ...]:
+        """The tables whose gate admits the line (or that have none), in their order."""
+        low = " ".join(line.lower().split()) if self.plain else ""
+        norm = normalize(line) if self.normalized else ""
+        tokens = set(norm.split())
+        admitted = {i for i, gate in enumerate(self.gates)
+                    if (gate.admits(norm, tokens) if gate.normalized else gate.admits(low))}
+        if not admitted:
+            return self.ungated
+        return tuple(table for table, i in self.order if i < 0 or i in admitted)
+
+
+_PLANS: dict[tuple[int, ...], tuple[tuple[CodeTable, ...], GatePlan]] = {}
+
+
+def plan_for(tables: tuple[CodeTable, ...]) -> GatePlan:
+    """The (cached) plan of a tuple of tables."""
+    key = tuple(id(t) for t in tables)
+    if key not in _PLANS:
+        _PLANS[key] = (tables, GatePlan(tables))  # the tables are kept so their ids stay theirs
+    return _PLANS[key][1]
