@@ -77,8 +77,8 @@ UNSEEN: dict[str, tuple[str, str]] = {
     "torch_elastic": ("RuntimeError: The rendezvous backend 'c10d' does not match the requested backend 'etcd'.",
                       "the rendezvous backend {} does not match the requested backend {}"),
     "exit_signal": ("  exitcode  : -7 (pid: 31337)", "-7"),
-    "gloo": ("what():  [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer "
-             "[10.128.0.7]:17055", "connection closed by peer {}"),
+    "gloo": ("what():  [../third_party/gloo/gloo/transport/tcp/pair.cc:1067] Read timeout [10.128.0.7]:17055",
+             "read timeout {}"),
     "deepspeed_launcher": ("ValueError: Hostfile contains multiple entries for worker-1, unable to proceed with "
                            "launching", "hostfile contains multiple entries for {} unable to proceed with launching"),
     "accelerate_launcher": ("ValueError: You need to use at least 2 processes to use `--multi_gpu`.",
