@@ -3,8 +3,8 @@
 The import graph
 ----------------
 Nodes are modules by dotted name: ``preflight/**.py`` and ``checks/**.py`` (as ``preflight.checks.*``, which
-is how it is installed; the ``preflight/checks`` symlink is not walked twice). A package's ``__init__.py`` is
-a node of its own, named after the package (``preflight.checks``, ``preflight``).
+is how it is installed: pyproject.toml's ``package-dir``). A package's ``__init__.py`` is a node of its own,
+named after the package (``preflight.checks``, ``preflight``).
 
 Edges come from every import statement anywhere in a module: at the top, inside functions, and under ``if
 TYPE_CHECKING:`` (an import deferred to dodge a cycle is still a cycle in the design). Relative imports are
@@ -53,11 +53,11 @@ LONG_MODULES_ALLOWED = frozenset({
 
 @functools.cache
 def source_files() -> dict[str, Path]:
-    """Dotted module name -> file, for preflight/ (not through the checks symlink) and checks/."""
+    """Dotted module name -> file, for preflight/ and checks/ (as preflight.checks)."""
     modules: dict[str, Path] = {}
     for top, dotted in ((ROOT / PACKAGE, PACKAGE), (ROOT / "checks", f"{PACKAGE}.checks")):
-        for folder, dirs, files in os.walk(top):  # followlinks=False; symlinked folders dropped below
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not (Path(folder) / d).is_symlink())
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             parts = Path(folder).relative_to(top).parts
             for file in sorted(f for f in files if f.endswith(".py")):
                 stem = file[:-3]
