@@ -181,19 +181,19 @@ class AllreduceCheck(ActiveCheck):
             if f is not None and f.get("torch") is not True:
                 why = "torch is not installed" if f.get("torch") is False else f"python failed: {f.get('torch_error')}"
                 findings.append(finding("allreduce.run", host.name, Status.ERROR,
-                                        f"allreduce.run: cannot run all_reduce on {host.name}: {why}",
+                                        f"cannot run all_reduce on {host.name}: {why}",
                                         observed=why, expected="torch importable",
                                         remedy=f"{host.python} -m pip install torch  (or set `python:` in hosts.yaml)"))
         wanted = self.host_pattern(len(self.usable(facts, ctx)), ctx)
         if wanted not in PATTERNS:
             return findings + [finding("allreduce.run", None, Status.ERROR,
-                                       f"allreduce.run: unknown pattern {wanted!r}",
+                                       f"unknown pattern {wanted!r}",
                                        observed=wanted, expected=f"auto or one of {', '.join(PATTERNS)}",
                                        remedy="set checks: {allreduce: {pattern: auto}} in hosts.yaml")]
         rounds = self.rounds(facts, ctx)
         if not rounds:
             return findings + [finding("allreduce.run", None, Status.SKIP,
-                                       "allreduce.run: nothing to test (fewer than 2 hosts or devices with torch)")]
+                                       "nothing to test (fewer than 2 hosts or devices with torch)")]
         if not outcomes:
             return findings  # planned but not run (evaluate() without the active phase)
         results, again = self.first_results(facts, ctx, outcomes)

@@ -161,7 +161,7 @@ def accelerator_skip(check: Check, cluster: ClusterSpec) -> list[Finding] | None
     wanted = "/".join(sorted(check.accelerators))
     article = "an" if wanted[0] in "aeiou" else "a"
     check_id = check.skip_id or check.ident
-    return [finding(check_id, None, Status.SKIP, f"{check_id}: not {article} {wanted} cluster (accelerator: "
+    return [finding(check_id, None, Status.SKIP, f"not {article} {wanted} cluster (accelerator: "
                     f"{cluster.accelerator}): {check.not_applicable}")]
 
 

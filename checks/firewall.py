@@ -185,7 +185,7 @@ class FirewallCheck(Check):
                   if isinstance(tool := facts.get(key), Mapping) and tool.get("installed") and tool.get("error")
                   and not tool.get("permission_denied")]
         if unread:
-            return finding(check, name, Status.ERROR, f"{check}: could not read {'; '.join(unread)} ({summary})",
+            return finding(check, name, Status.ERROR, f"could not read {'; '.join(unread)} ({summary})",
                            observed="; ".join(unread), expected="ufw / firewalld state readable")
         problems: list[str] = []
         remedies: list[str] = []
@@ -205,9 +205,9 @@ class FirewallCheck(Check):
             problems.append(f"{mine} while {theirs}: the hosts' firewalls are set up differently")
             remedies += drift_remedies(here, there)
         if problems:
-            return finding(check, name, Status.WARN, f"{check}: {'; '.join(problems)} ({summary})",
+            return finding(check, name, Status.WARN, f"{'; '.join(problems)} ({summary})",
                            observed=observed, expected=common or "one firewall setup", remedy=" && ".join(remedies))
-        return finding(check, name, Status.PASS, f"{check}: {summary}", observed=observed)
+        return finding(check, name, Status.PASS, f"{summary}", observed=observed)
 
     # --- firewall.rules
 
@@ -223,7 +223,7 @@ class FirewallCheck(Check):
             # No install is suggested: a training image needs no firewall tool, and the node's own rules are read
             # by running preflight on the node itself.
             return finding(check, name, Status.SKIP,
-                           f"{check}: not judged: the firewall rules were not read: neither iptables nor nft is "
+                           "not judged: the firewall rules were not read: neither iptables nor nft is "
                            "installed here (a rule set by a container runtime, kube-proxy or the host would not be "
                            "seen); net.reachability tests the ports themselves",
                            observed="no iptables, no nft", expected="rules readable",
@@ -246,7 +246,7 @@ class FirewallCheck(Check):
             tail = (": the other ranks' connections are refused or time out and init_process_group fails or hangs"
                     if status == Status.FAIL else "")
             rules_seen = list(dict.fromkeys(r.text for g in groups for r in g.rules))
-            return finding(check, name, status, f"{check}: {'; '.join(texts)}{tail}",
+            return finding(check, name, status, f"{'; '.join(texts)}{tail}",
                            observed=" | ".join(rules_seen), expected=expected,
                            remedy=" && ".join(dict.fromkeys(group_remedy(g, host_facts, networks) for g in groups)))
         if unreadable:
@@ -257,11 +257,11 @@ class FirewallCheck(Check):
             # could not be read for another reason (garbage, a time-out) next to a refusal is still an error.
             if blocked and all(tool.get("permission_denied") for tool in blocked):
                 return finding(check, name, Status.SKIP,
-                               f"{check}: not judged: listing the firewall rules needs root (CAP_NET_ADMIN): "
+                               "not judged: listing the firewall rules needs root (CAP_NET_ADMIN): "
                                f"{'; '.join(unreadable)}", observed="; ".join(unreadable), expected="rules readable",
                                remedy=READ_AS_ROOT)
             return finding(check, name, Status.ERROR,
-                           f"{check}: could not read the firewall rules: {'; '.join(unreadable)}",
+                           f"could not read the firewall rules: {'; '.join(unreadable)}",
                            observed="; ".join(unreadable), expected="rules readable")
         others = input_filters(rulesets)
         extra = ""
@@ -270,5 +270,5 @@ class FirewallCheck(Check):
             extra = f"; {len(others)} drop/reject rule(s) or policies apply to other traffic only: {listed}"
         note = f" ({'; '.join(notes)})" if notes else ""
         return finding(check, name, Status.PASS,
-                       f"{check}: nothing drops or rejects {checked} from the other hosts{note}{extra}",
+                       f"nothing drops or rejects {checked} from the other hosts{note}{extra}",
                        observed="no blocking rule", expected=expected)

@@ -208,7 +208,7 @@ class GpuDevicesCheck(Check):
                 continue
             gpus: list[dict[str, Any]] = host_facts.get("gpus") or []
             findings.append(finding("gpu.devices.smi", host, Status.PASS,
-                                    f"gpu.devices.smi: {host_facts['tool']} answers", observed=host_facts["tool"]))
+                                    f"{host_facts['tool']} answers", observed=host_facts["tool"]))
             findings.append(_judge_count(host, gpus, int(ctx.cluster.devices_per_host)))
             findings.append(_judge_driver(host, host_facts.get("driver"), drivers))
             findings.append(_judge_ecc(host, gpus))
@@ -223,7 +223,7 @@ def _smi_problem(host: str, host_facts: Facts) -> Finding:
     check = "gpu.devices.smi"
     if not host_facts.get("tool"):
         return finding(check, host, Status.ERROR,
-                       f"{check}: nvidia-smi not found on {host} (looked on {NVIDIA_SMI.looked_at}): cannot see the "
+                       f"nvidia-smi not found on {host} (looked on {NVIDIA_SMI.looked_at}): cannot see the "
                        "GPUs",
                        observed="nvidia-smi missing", expected="nvidia-smi on PATH or in /usr/bin",
                        remedy="install the NVIDIA driver (it ships nvidia-smi), e.g. apt-get install "
@@ -233,7 +233,7 @@ def _smi_problem(host: str, host_facts: Facts) -> Finding:
     why = ("the driver is not loaded" if "couldn't communicate" in lower or "exit status 9)" in lower else
            "the driver was updated but the old kernel module is still loaded: reboot (or reload nvidia modules)"
            if "mismatch" in lower else "the driver or a GPU is in a bad state")
-    return finding(check, host, Status.ERROR, f"{check}: {error} on {host}: {why}",
+    return finding(check, host, Status.ERROR, f"{error} on {host}: {why}",
                    observed=error, expected="nvidia-smi lists every GPU",
                    remedy="nvidia-smi; lsmod | grep nvidia; dmesg | grep -i -E 'nvrm|xid' | tail")
 
@@ -245,28 +245,28 @@ def _judge_count(host: str, gpus: Sequence[dict[str, Any]], wanted: int) -> Find
     expected = f"{wanted} GPUs (devices_per_host)"
     if len(indexes) != wanted:
         return finding(check, host, Status.FAIL,
-                       f"{check}: {host} has {len(indexes)} GPUs, devices_per_host is {wanted}: a rank would have "
+                       f"{host} has {len(indexes)} GPUs, devices_per_host is {wanted}: a rank would have "
                        "no GPU (or devices_per_host is wrong)", observed=observed, expected=expected,
                        remedy="nvidia-smi -L; lspci | grep -i nvidia; dmesg | grep -i -E 'nvrm|xid|fallen off' | tail"
                               "  # find the lost GPU, or fix devices_per_host in hosts.yaml")
-    return finding(check, host, Status.PASS, f"{check}: {host} has {wanted} GPUs", observed=observed,
+    return finding(check, host, Status.PASS, f"{host} has {wanted} GPUs", observed=observed,
                    expected=expected)
 
 
 def _judge_driver(host: str, driver: str | None, drivers: Mapping[str, str]) -> Finding:
     check = "gpu.devices.driver"
     if driver is None:
-        return finding(check, host, Status.SKIP, f"{check}: no GPU on {host} reports a driver version")
+        return finding(check, host, Status.SKIP, f"no GPU on {host} reports a driver version")
     top, strict = majority(dict(drivers))
     if driver != top or (not strict and len(set(drivers.values())) > 1):
         others = ", ".join(f"{h}: {d}" for h, d in sorted(drivers.items()) if d != driver)
         return finding(check, host, Status.WARN,
-                       f"{check}: {host} runs NVIDIA driver {driver}, unlike the cluster ({others}): mixed "
+                       f"{host} runs NVIDIA driver {driver}, unlike the cluster ({others}): mixed "
                        "drivers give different CUDA/NCCL behaviour per node and are a known source of hangs",
                        observed=driver, expected=str(top) if strict else "one driver version on every host",
                        remedy="nvidia-smi --query-gpu=driver_version --format=csv,noheader  # install the same "
                               "driver on every node")
-    return finding(check, host, Status.PASS, f"{check}: NVIDIA driver {driver}", observed=driver)
+    return finding(check, host, Status.PASS, f"NVIDIA driver {driver}", observed=driver)
 
 
 def _listing(gpus: Sequence[dict[str, Any]], what: str) -> str:
@@ -284,7 +284,7 @@ def _judge_ecc(host: str, gpus: Sequence[dict[str, Any]]) -> Finding:
     if volatile:
         listing = _listing(volatile, "{ecc_volatile} uncorrected")
         return finding(check, host, Status.FAIL,
-                       f"{check}: uncorrected ECC errors since the driver loaded on {host} ({listing}): the GPU's "
+                       f"uncorrected ECC errors since the driver loaded on {host} ({listing}): the GPU's "
                        "memory returned bad data; jobs crash (Xid 48/63) or compute wrong results",
                        observed=listing, expected="0 uncorrected ECC errors", device=_one_device(volatile),
                        remedy=f"nvidia-smi -q -d ECC,ROW_REMAPPER -i {volatile[0]['index']}  # drain the node, "
@@ -292,12 +292,12 @@ def _judge_ecc(host: str, gpus: Sequence[dict[str, Any]]) -> Finding:
     if lifetime:
         listing = _listing(lifetime, "{ecc_aggregate} uncorrected (lifetime)")
         return finding(check, host, Status.WARN,
-                       f"{check}: GPUs on {host} had uncorrected ECC errors in the past ({listing}): watch them, "
+                       f"GPUs on {host} had uncorrected ECC errors in the past ({listing}): watch them, "
                        "they may be failing", observed=listing, expected="0 uncorrected ECC errors",
                        device=_one_device(lifetime),
                        remedy=f"nvidia-smi -q -d ECC,ROW_REMAPPER -i {lifetime[0]['index']}")
     modes = sorted({str(g.get("ecc_mode")) for g in gpus if g.get("ecc_mode")}) or ["not reported"]
-    return finding(check, host, Status.PASS, f"{check}: no uncorrected ECC errors on {host}",
+    return finding(check, host, Status.PASS, f"no uncorrected ECC errors on {host}",
                    observed=f"0 uncorrected; ECC mode {', '.join(modes)}", expected="0 uncorrected ECC errors")
 
 
@@ -308,18 +308,18 @@ def _judge_rows(host: str, gpus: Sequence[dict[str, Any]]) -> Finding:
     if failed:
         listing = _listing(failed, "row remapping failed")
         return finding(check, host, Status.FAIL,
-                       f"{check}: {host} has GPUs whose row remapping failed ({listing}): the GPU cannot hide its "
+                       f"{host} has GPUs whose row remapping failed ({listing}): the GPU cannot hide its "
                        "bad memory any more and must be replaced", observed=listing, expected="no remap failure",
                        device=_one_device(failed),
                        remedy=f"nvidia-smi -q -d ROW_REMAPPER -i {failed[0]['index']}  # RMA the GPU")
     if pending:
         listing = _listing(pending, "retirement/remap pending")
         return finding(check, host, Status.FAIL,
-                       f"{check}: {host} has GPUs with pending page retirement / row remapping ({listing}): the "
+                       f"{host} has GPUs with pending page retirement / row remapping ({listing}): the "
                        "bad memory stays in use until the GPU is reset", observed=listing,
                        expected="nothing pending", device=_one_device(pending),
                        remedy=f"nvidia-smi -r -i {pending[0]['index']}  # with no process on it; or reboot the node")
-    return finding(check, host, Status.PASS, f"{check}: no pending page retirement or row remap on {host}",
+    return finding(check, host, Status.PASS, f"no pending page retirement or row remap on {host}",
                    observed="nothing pending", expected="nothing pending")
 
 
@@ -329,11 +329,11 @@ def _judge_persistence(host: str, gpus: Sequence[dict[str, Any]]) -> Finding:
     if off:
         listing = ", ".join(str(g["index"]) for g in off)
         return finding(check, host, Status.WARN,
-                       f"{check}: persistence mode is off on {host} (GPUs {listing}): the driver tears the GPUs "
+                       f"persistence mode is off on {host} (GPUs {listing}): the driver tears the GPUs "
                        "down between jobs, so every start pays seconds of init and may see different clocks",
                        observed=f"Disabled on GPUs {listing}", expected="Enabled", device=_one_device(off),
                        remedy="systemctl enable --now nvidia-persistenced  # or: nvidia-smi -pm 1")
-    return finding(check, host, Status.PASS, f"{check}: persistence mode on (or not reported) on {host}",
+    return finding(check, host, Status.PASS, f"persistence mode on (or not reported) on {host}",
                    observed="Enabled", expected="Enabled")
 
 
@@ -347,19 +347,19 @@ def _judge_processes(host: str, host_facts: Facts, gpus: Sequence[dict[str, Any]
         pids = sorted({p["pid"] for p in procs})
         devices = sorted({index[p["gpu_uuid"]] for p in procs if p["gpu_uuid"] in index})
         return finding(check, host, Status.FAIL,
-                       f"{check}: processes still hold GPUs on {host}: {listing}: a leftover job takes GPU memory "
+                       f"processes still hold GPUs on {host}: {listing}: a leftover job takes GPU memory "
                        "and compute, the next job runs out of memory or runs slow",
                        observed=listing, expected="no process on any GPU",
                        device=devices[0] if len(devices) == 1 else None,
                        remedy=f"ps -o pid,user,etime,args -p {','.join(map(str, pids))}  # if it is a stale job: "
                               f"kill {' '.join(map(str, pids))}")
     if not gpus:
-        return finding(check, host, Status.SKIP, f"{check}: no GPU on {host} to hold")
+        return finding(check, host, Status.SKIP, f"no GPU on {host} to hold")
     if host_facts.get("apps_error"):
         return finding(check, host, Status.ERROR,
-                       f"{check}: could not list GPU processes on {host}: {host_facts['apps_error']}",
+                       f"could not list GPU processes on {host}: {host_facts['apps_error']}",
                        observed=str(host_facts["apps_error"]), expected="nvidia-smi --query-compute-apps answers")
-    return finding(check, host, Status.PASS, f"{check}: no process holds a GPU on {host}",
+    return finding(check, host, Status.PASS, f"no process holds a GPU on {host}",
                    observed="none", expected="no process on any GPU")
 
 
@@ -387,10 +387,10 @@ def _judge_nvlink(host: str, host_facts: Facts,
     nvlink: Mapping[str, Any] = host_facts.get("nvlink") or {}
     if not nvlink:
         if host_facts.get("nvlink_error"):
-            return finding(check, host, Status.ERROR, f"{check}: could not read the NVLinks on {host}: "
+            return finding(check, host, Status.ERROR, f"could not read the NVLinks on {host}: "
                            f"{host_facts['nvlink_error']}", observed=str(host_facts["nvlink_error"]),
                            expected="nvidia-smi nvlink -s lists every GPU")
-        return finding(check, host, Status.SKIP, f"{check}: nvidia-smi nvlink -s listed no GPU on {host}")
+        return finding(check, host, Status.SKIP, f"nvidia-smi nvlink -s listed no GPU on {host}")
     down: list[str] = []
     none_up: list[str] = []
     slow: list[str] = []
@@ -422,20 +422,20 @@ def _judge_nvlink(host: str, host_facts: Facts,
     if down or slow:
         listing = "; ".join(down + slow)
         return finding(check, host, Status.FAIL,
-                       f"{check}: {host} has NVLinks down or slow ({listing}): NCCL's traffic between these GPUs "
+                       f"{host} has NVLinks down or slow ({listing}): NCCL's traffic between these GPUs "
                        "runs at a fraction of the board's speed, or falls back to PCIe",
                        observed=listing, expected=expected, device=int(first), remedy=remedy)
     if none_up:
         listing = "; ".join(none_up)
         return finding(check, host, Status.WARN,
-                       f"{check}: {host} has GPUs with no NVLink up ({listing}): NVLink disabled or not set up "
+                       f"{host} has GPUs with no NVLink up ({listing}): NVLink disabled or not set up "
                        "on this node; their traffic goes over PCIe", observed=listing,
                        expected=expected, device=int(first), remedy=remedy)
     read = [g for g in nvlink.values() if state(g) != "unread"]
     if not read:
-        return finding(check, host, Status.SKIP, f"{check}: no GPU's NVLinks readable on {host} ({'; '.join(unread)})",
+        return finding(check, host, Status.SKIP, f"no GPU's NVLinks readable on {host} ({'; '.join(unread)})",
                        observed="; ".join(unread))
-    return finding(check, host, Status.PASS, f"{check}: {len(read)} GPUs on {host}: {_nvlink_summary(read)}"
+    return finding(check, host, Status.PASS, f"{len(read)} GPUs on {host}: {_nvlink_summary(read)}"
                    + (f" ({'; '.join(unread)}: not judged)" if unread else ""),
                    observed=_nvlink_summary(read), expected=expected)
 

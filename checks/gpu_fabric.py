@@ -205,7 +205,7 @@ class GpuFabricCheck(Check):
             findings.append(_judge_ports(host, host_facts, with_rdma, usage[host], alone=len(ctx.hosts) == 1))
             if not _ports(host_facts):  # none read (no device, or an output it could not read): nothing to compare
                 for check in ("gpu.fabric.link_layer", "gpu.fabric.rate"):
-                    findings.append(finding(check, host, Status.SKIP, f"{check}: no RDMA port read on {host}"))
+                    findings.append(finding(check, host, Status.SKIP, f"no RDMA port read on {host}"))
             else:
                 findings.append(_judge_same(host, "gpu.fabric.link_layer", layers, Status.FAIL,
                                             "InfiniBand and Ethernet (RoCE) ports cannot talk to each other: "
@@ -242,13 +242,13 @@ def _judge_ports(host: str, host_facts: Facts, with_rdma: Sequence[str], usage: 
     ports = _ports(host_facts)
     if not ports and errors:
         listing = "; ".join(f"{tool}: {why}" for tool, why in sorted(errors.items()))
-        return finding(check, host, Status.ERROR, f"{check}: could not read the RDMA ports on {host}: {listing}",
+        return finding(check, host, Status.ERROR, f"could not read the RDMA ports on {host}: {listing}",
                        observed=listing, expected="ibstat lists every HCA")
     if not ports and host_facts.get("sys_devices"):
         devices = ", ".join(host_facts["sys_devices"])
         if not any(tools.values()):
             return finding(check, host, Status.ERROR,
-                           f"{check}: {host} has RDMA devices ({devices}) but neither ibstat nor ibv_devinfo "
+                           f"{host} has RDMA devices ({devices}) but neither ibstat nor ibv_devinfo "
                            f"(looked on {FOLDERS}): cannot read their ports", observed=f"devices {devices}",
                            expected="ibstat or ibv_devinfo installed",
                            remedy="apt-get install infiniband-diags ibverbs-utils  # or dnf install "
@@ -256,25 +256,25 @@ def _judge_ports(host: str, host_facts: Facts, with_rdma: Sequence[str], usage: 
     if not ports:
         if alone:  # seen on a one-GPU cloud VM: no HCA, and none needed
             return finding(check, host, Status.SKIP,
-                           f"{check}: no InfiniBand/RoCE device on {host}, and none needed: with one host NCCL "
+                           f"no InfiniBand/RoCE device on {host}, and none needed: with one host NCCL "
                            "keeps the job's traffic inside it (NVLink, PCIe, shared memory)",
                            observed="no RDMA device", expected="none needed on one host")
         if with_rdma:
             return finding(check, host, Status.FAIL,
-                           f"{check}: {host} has no InfiniBand/RoCE device, unlike {', '.join(with_rdma)}: NCCL "
+                           f"{host} has no InfiniBand/RoCE device, unlike {', '.join(with_rdma)}: NCCL "
                            "falls back to TCP sockets on it and slows every collective of the job",
                            observed="no RDMA device", expected="the HCAs the other hosts have",
                            remedy="ls /sys/class/infiniband; lsmod | grep -E 'mlx5_ib|ib_uverbs'  # load mlx5_ib / "
                                   "install the OFED or rdma-core driver")
         return finding(check, host, Status.WARN,
-                       f"{check}: no InfiniBand/RoCE device on {host} (nor on any host): NCCL uses TCP sockets, "
+                       f"no InfiniBand/RoCE device on {host} (nor on any host): NCCL uses TCP sockets, "
                        "far slower than RDMA for multi-node training", observed="no RDMA device",
                        expected="InfiniBand or RoCE HCAs", remedy="ls /sys/class/infiniband  # expected empty "
                        "only on a cluster without an RDMA fabric")
     down = [(ca, p) for ca, p in ports if p.get("state") != "Active"]
     listing = ", ".join(f"{ca} port {p['port']}: {p.get('state') or 'unknown'}" for ca, p in ports)
     if not down:
-        return finding(check, host, Status.PASS, f"{check}: every RDMA port is Active on {host}", observed=listing,
+        return finding(check, host, Status.PASS, f"every RDMA port is Active on {host}", observed=listing,
                        expected="Active")
     used, unused, why = _used_down(host, down, ports, usage)
     notes = f" ({why}: {', '.join(_name(ca, p) for ca, p in unused)})" if unused else ""
@@ -283,17 +283,17 @@ def _judge_ports(host: str, host_facts: Facts, with_rdma: Sequence[str], usage: 
         reason = (f"named by NCCL_IB_HCA={usage.spec}" if usage.spec is not None
                   else f"Active on most other hosts: {', '.join(_active_on(used, usage))}")
         return finding(check, host, Status.FAIL,
-                       f"{check}: RDMA ports the job would use are not Active on {host} ({bad}; {reason}): NCCL "
+                       f"RDMA ports the job would use are not Active on {host} ({bad}; {reason}): NCCL "
                        f"cannot use them (Down: no link; Initializing: no subnet manager){notes}",
                        observed=bad, expected="State: Active on every port NCCL uses",
                        remedy=f"ibstat {used[0][0]} {used[0][1]['port']}  # check the cable / switch port; "
                               "Initializing: start opensm (systemctl start opensm) on the fabric")
     if not any(p.get("state") == "Active" for _, p in ports) and usage.spec is None:
         return finding(check, host, Status.WARN,
-                       f"{check}: no RDMA port is Active on {host} (nor on any host): NCCL falls back to TCP "
+                       f"no RDMA port is Active on {host} (nor on any host): NCCL falls back to TCP "
                        f"sockets, far slower than RDMA ({listing})", observed=listing, expected="Active ports",
                        remedy=f"ibstat {down[0][0]} {down[0][1]['port']}  # check the cables / switch ports")
-    return finding(check, host, Status.PASS, f"{check}: every RDMA port NCCL would use is Active on {host}{notes}",
+    return finding(check, host, Status.PASS, f"every RDMA port NCCL would use is Active on {host}{notes}",
                    observed=listing, expected="Active on every port NCCL uses")
 
 
@@ -355,48 +355,48 @@ def _judge_same(host: str, check: str, values: Mapping[str, str], status: Status
     what = "link layer" if check.endswith("link_layer") else "rate (Gb/s)"
     if mine != top or (not strict and len(set(values.values())) > 1):
         others = ", ".join(f"{h}: {v}" for h, v in sorted(values.items()) if v != mine)
-        return finding(check, host, status, f"{check}: {host} has RDMA {what} {mine}, unlike the cluster "
+        return finding(check, host, status, f"{host} has RDMA {what} {mine}, unlike the cluster "
                        f"({others}): {effect}", observed=mine,
                        expected=str(top) if strict else f"one {what} on every host",
                        remedy="ibstat | grep -E \"CA '|Rate|Link layer\"  # put the hosts on the same fabric and "
                               "port speed (or leave the odd port out with NCCL_IB_HCA)")
-    return finding(check, host, Status.PASS, f"{check}: {what} {mine} on {host}", observed=mine)
+    return finding(check, host, Status.PASS, f"{what} {mine} on {host}", observed=mine)
 
 
 def _judge_dev(host: str, host_facts: Facts) -> Finding:
     check = "gpu.fabric.devices"
     if not _has_rdma(host_facts):
-        return finding(check, host, Status.SKIP, f"{check}: no RDMA device on {host}")
+        return finding(check, host, Status.SKIP, f"no RDMA device on {host}")
     files = host_facts.get("dev_files") or []
     verbs = [f for f in files if f.startswith("uverbs")]
     if not verbs:
         observed = "no /dev/infiniband" if host_facts.get("dev_files") is None else \
             f"/dev/infiniband has {', '.join(files) or 'nothing'}"
         return finding(check, host, Status.FAIL,
-                       f"{check}: {host} has RDMA devices but {observed}: ibverbs cannot open them, NCCL falls "
+                       f"{host} has RDMA devices but {observed}: ibverbs cannot open them, NCCL falls "
                        "back to TCP sockets", observed=observed, expected="/dev/infiniband/uverbs*",
                        remedy="modprobe ib_uverbs  # in a container: docker run --device=/dev/infiniband "
                               "--cap-add=IPC_LOCK (or the rdma device plugin on Kubernetes)")
-    return finding(check, host, Status.PASS, f"{check}: /dev/infiniband has {', '.join(verbs)} on {host}",
+    return finding(check, host, Status.PASS, f"/dev/infiniband has {', '.join(verbs)} on {host}",
                    observed=", ".join(verbs), expected="/dev/infiniband/uverbs*")
 
 
 def _judge_memlock(host: str, host_facts: Facts, os_facts: Facts | None) -> Finding:
     check = "gpu.fabric.memlock"
     if not _has_rdma(host_facts):
-        return finding(check, host, Status.SKIP, f"{check}: no RDMA device on {host}")
+        return finding(check, host, Status.SKIP, f"no RDMA device on {host}")
     limits = (os_facts or {}).get("memlock") or {}
     soft, hard = limits.get("soft"), limits.get("hard")
     if soft is None:
-        return finding(check, host, Status.ERROR, f"{check}: the locked-memory limit of {host} was not read "
+        return finding(check, host, Status.ERROR, f"the locked-memory limit of {host} was not read "
                        "(os facts missing)", observed="unknown", expected="unlimited")
     if soft != "unlimited":
         observed = f"{soft} bytes (hard {hard})"
         return finding(check, host, Status.FAIL,
-                       f"{check}: max locked memory is {observed} on {host}, which has RDMA devices: NCCL cannot "
+                       f"max locked memory is {observed} on {host}, which has RDMA devices: NCCL cannot "
                        "pin its buffers (ibv_reg_mr fails, 'NET/IB : Unable to register memory')",
                        observed=observed, expected="unlimited",
                        remedy="echo '* - memlock unlimited' > /etc/security/limits.d/90-memlock.conf  # log in "
                               "again; in a container: docker run --ulimit memlock=-1")
-    return finding(check, host, Status.PASS, f"{check}: max locked memory unlimited on {host}",
+    return finding(check, host, Status.PASS, f"max locked memory unlimited on {host}",
                    observed="unlimited", expected="unlimited")

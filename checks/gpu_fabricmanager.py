@@ -108,33 +108,33 @@ def _judge_state(host: str, host_facts: Facts) -> Finding:
     remedy = ("systemctl enable --now nvidia-fabricmanager  # install nvidia-fabricmanager-<driver branch>, the "
               "same version as the driver; then nvidia-smi -q | grep -A2 Fabric")
     if host_facts.get("unread") and not _fabric_problems(fabric):  # a fault in the part read still counts
-        return finding(check, host, Status.ERROR, f"{check}: could not read every GPU's fabric state on {host}: "
+        return finding(check, host, Status.ERROR, f"could not read every GPU's fabric state on {host}: "
                        f"{host_facts['unread']}", observed=str(host_facts["unread"]),
                        expected="a whole nvidia-smi -q report")
     if fabric:
         bad = _fabric_problems(fabric)
         if bad:
             return finding(check, host, Status.FAIL,
-                           f"{check}: the NVSwitch fabric is not set up on {host} ({'; '.join(bad)}): CUDA fails with "
+                           f"the NVSwitch fabric is not set up on {host} ({'; '.join(bad)}): CUDA fails with "
                            "error 802 'system not yet initialized' until nvidia-fabricmanager registers every GPU "
                            f"(service: {host_facts.get('service') or 'not found'})", observed="; ".join(bad),
                            expected="Fabric State Completed, Status Success on every GPU", remedy=remedy)
-        return finding(check, host, Status.PASS, f"{check}: NVSwitch fabric registered on every GPU of {host}",
+        return finding(check, host, Status.PASS, f"NVSwitch fabric registered on every GPU of {host}",
                        observed=f"{len(fabric)} GPUs Completed / Success", expected="Completed / Success")
     if not switches and host_facts.get("error"):
-        return finding(check, host, Status.SKIP, f"{check}: {host_facts['error']} on {host}: no GPU's fabric state "
+        return finding(check, host, Status.SKIP, f"{host_facts['error']} on {host}: no GPU's fabric state "
                        "could be read, and there is no /dev/nvidia-nvswitch*", observed=str(host_facts["error"]))
     if not switches:
-        return finding(check, host, Status.SKIP, f"{check}: no NVSwitch on {host} (no GPU reports a fabric state, "
+        return finding(check, host, Status.SKIP, f"no NVSwitch on {host} (no GPU reports a fabric state, "
                        "no /dev/nvidia-nvswitch*): fabric manager not needed")
     service = host_facts.get("service")
     observed = f"{len(switches)} NVSwitches; nvidia-fabricmanager {service or 'unknown'}" + (
         ", nv-fabricmanager running" if host_facts.get("process") else "")
     if service == "active" or host_facts.get("process"):
-        return finding(check, host, Status.PASS, f"{check}: nvidia-fabricmanager runs on {host}", observed=observed,
+        return finding(check, host, Status.PASS, f"nvidia-fabricmanager runs on {host}", observed=observed,
                        expected="nvidia-fabricmanager active")
     return finding(check, host, Status.FAIL,
-                   f"{check}: {host} has NVSwitches ({', '.join(switches)}) but nvidia-fabricmanager is "
+                   f"{host} has NVSwitches ({', '.join(switches)}) but nvidia-fabricmanager is "
                    f"{service or 'not found'} and no nv-fabricmanager runs: CUDA fails with error 802 'system not yet "
                    "initialized'", observed=observed, expected="nvidia-fabricmanager active", remedy=remedy)
 
@@ -143,13 +143,13 @@ def _judge_peermem(host: str, host_facts: Facts) -> Finding:
     check = "gpu.fabricmanager.peermem"
     rdma: list[str] = host_facts.get("rdma") or []
     if not rdma or not host_facts.get("tool"):
-        return finding(check, host, Status.SKIP, f"{check}: no RDMA device next to NVIDIA GPUs on {host}")
+        return finding(check, host, Status.SKIP, f"no RDMA device next to NVIDIA GPUs on {host}")
     loaded: list[str] = host_facts.get("peermem") or []
     if loaded:
-        return finding(check, host, Status.PASS, f"{check}: {', '.join(loaded)} loaded on {host} (GPUDirect RDMA)",
+        return finding(check, host, Status.PASS, f"{', '.join(loaded)} loaded on {host} (GPUDirect RDMA)",
                        observed=", ".join(loaded), expected="nvidia_peermem loaded")
     return finding(check, host, Status.WARN,
-                   f"{check}: {host} has RDMA devices ({', '.join(rdma)}) but nvidia_peermem is not loaded: without "
+                   f"{host} has RDMA devices ({', '.join(rdma)}) but nvidia_peermem is not loaded: without "
                    "GPUDirect RDMA NCCL copies every inter-node transfer through host memory (unless it uses DMA-BUF, "
                    "open kernel module and kernel >= 5.12)", observed="nvidia_peermem not loaded",
                    expected="nvidia_peermem loaded",

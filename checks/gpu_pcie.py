@@ -123,16 +123,16 @@ class GpuPcieCheck(Check):
             links: list[dict[str, Any]] = host_facts.get("links") or []
             if not host_facts.get("tool"):
                 findings.append(finding(check, host, Status.SKIP,
-                                        f"{check}: no nvidia-smi on {host} (gpu.devices.smi says more)"))
+                                        f"no nvidia-smi on {host} (gpu.devices.smi says more)"))
             elif host_facts.get("unread"):  # part of the report is missing: no verdict on the part that came
-                findings.append(finding(check, host, Status.ERROR, f"{check}: could not read {host}'s links: "
+                findings.append(finding(check, host, Status.ERROR, f"could not read {host}'s links: "
                                         f"{host_facts['unread']}", observed=str(host_facts["unread"]),
                                         expected="a whole nvidia-smi -q report"))
             elif host_facts.get("error"):
-                findings.append(finding(check, host, Status.SKIP, f"{check}: {host_facts['error']} on {host} "
+                findings.append(finding(check, host, Status.SKIP, f"{host_facts['error']} on {host} "
                                         "(reported once, by gpu.devices.smi)", observed=str(host_facts["error"])))
             elif not links:
-                findings.append(finding(check, host, Status.SKIP, f"{check}: no GPU on {host}"))
+                findings.append(finding(check, host, Status.SKIP, f"no GPU on {host}"))
             else:
                 findings.append(_judge(host, links))
         return findings
@@ -147,19 +147,19 @@ def _judge(host: str, links: list[dict[str, Any]]) -> Finding:
               "check the slot's lanes and the BIOS PCIe speed setting")
     if faults:
         return finding(check, host, Status.FAIL,
-                       f"{check}: PCIe links trained below what the GPU and its slot support on {host} "
+                       f"PCIe links trained below what the GPU and its slot support on {host} "
                        f"({'; '.join(faults + doubts)}): host-device transfers (NCCL through the NIC, data loading) "
                        "run at half the rate or less", observed="; ".join(faults + doubts),
                        expected="every GPU's link at the generation GPU and slot support", remedy=remedy)
     if doubts:
         return finding(check, host, Status.WARN,
-                       f"{check}: PCIe links narrower than the GPU supports on {host} ({'; '.join(doubts)}): a link "
+                       f"PCIe links narrower than the GPU supports on {host} ({'; '.join(doubts)}): a link "
                        "trained at x8 halves host-device bandwidth; nvidia-smi may also report a narrower width "
                        "while the GPU idles, so check it under load (lspci LnkSta) before reseating",
                        observed="; ".join(doubts), expected="every GPU at its full width", remedy=remedy)
     platform = sorted({f"gen{link['gen_host_max']} slots under gen{link['gen_device_max']} GPUs" for link in links
                        if link.get("gen_host_max") is not None and link.get("gen_device_max") is not None
                        and link["gen_host_max"] < link["gen_device_max"]})
-    return finding(check, host, Status.PASS, f"{check}: every GPU's PCIe link at full width and generation on "
+    return finding(check, host, Status.PASS, "every GPU's PCIe link at full width and generation on "
                    f"{host}" + (f" ({', '.join(platform)}: the platform's limit)" if platform else ""),
                    observed=observed, expected="width = max width, max gen = what GPU and slot support")

@@ -189,11 +189,11 @@ def _judge(host: str, host_facts: Facts) -> Finding:
     check = "gpu.xid.errors"
     source = host_facts.get("source")
     if host_facts.get("error"):
-        return finding(check, host, Status.ERROR, f"{check}: could not read the Xid lines of {host}'s kernel log: "
+        return finding(check, host, Status.ERROR, f"could not read the Xid lines of {host}'s kernel log: "
                        f"{host_facts['error']}", observed=str(host_facts["error"]), expected="the probe's output")
     if source is None:
         return finding(check, host, Status.SKIP,
-                       f"{check}: the kernel log of {host} is not readable by this user ({host_facts.get('why')}): "
+                       f"the kernel log of {host} is not readable by this user ({host_facts.get('why')}): "
                        "Xid errors not checked", observed=str(host_facts.get("why")),
                        expected="dmesg or journalctl -k readable",
                        remedy="preflight run --sudo ...  # or: sudo sysctl kernel.dmesg_restrict=0, or add the "
@@ -208,7 +208,7 @@ def _judge(host: str, host_facts: Facts) -> Finding:
         todo = "; ".join(sorted({ACTIONS.get(a.action, f"the driver's recovery action: {a.action}") for _, a in fatal}))
         example = max(fatal, key=lambda item: int(item[0]["count"]))[0]
         return finding(check, host, Status.FAIL,
-                       f"{check}: {listing(fatal)} in the kernel log of {host} ({read}): NVIDIA's Xid catalog says "
+                       f"{listing(fatal)} in the kernel log of {host} ({read}): NVIDIA's Xid catalog says "
                        f"{'; '.join(a.why for a in _distinct(fatal))}; a job there crashes or hangs. E.g. Xid "
                        f"{example['xid']} on {example['bus']}: {example['text'][:160]}", observed=listing(fatal),
                        expected="no Xid that needs a GPU reset, a reboot or support since boot",
@@ -219,13 +219,13 @@ def _judge(host: str, host_facts: Facts) -> Finding:
         more = (f"; {left_out} more kinds of Xid not listed by the probe" if left_out else "") + (
             f"; {len(unreadable)} Xid lines without a readable code ({unreadable[0][:120]})" if unreadable else "")
         return finding(check, host, Status.WARN,
-                       f"{check}: {listing(check_) or 'no listed Xid needs action'}{more} in the kernel log of {host} "
+                       f"{listing(check_) or 'no listed Xid needs action'}{more} in the kernel log of {host} "
                        f"({read}): the catalog gives no clear action; look the code up before running a job there",
                        observed=listing(check_) + more, expected="no Xid since boot",
                        remedy="dmesg -T | grep -A2 'NVRM: Xid'  # NVIDIA: analyzing-xid-catalog.html")
     note = (f"; application or ignorable Xids only: {listing(benign)} (the catalog: restart the application / no "
             "action)") if benign else ""
-    return finding(check, host, Status.PASS, f"{check}: no Xid needing a GPU reset or reboot in the kernel log of "
+    return finding(check, host, Status.PASS, "no Xid needing a GPU reset or reboot in the kernel log of "
                    f"{host} ({read}){note}", observed=f"{host_facts.get('xid_lines') or 0} Xid lines",
                    expected="no Xid that needs a GPU reset, a reboot or support since boot")
 

@@ -123,13 +123,13 @@ def _judge(host: str, facts: Facts, devices: int) -> Finding:
     check = "hccl.env"
     env = facts.get("vars") or {}
     if not env:
-        return finding(check, host, Status.ERROR, f"{check}: could not read the job's environment on {host}")
+        return finding(check, host, Status.ERROR, f"could not read the job's environment on {host}")
     found = problems(env, facts.get("whitelist_readable"), devices)
     shown = ", ".join(f"{k}={v}" for k, v in env.items() if v is not None) or "no HCCL variable set (defaults)"
     if not found:
-        return finding(check, host, Status.PASS, f"{check}: {shown}", observed=shown)
+        return finding(check, host, Status.PASS, f"{shown}", observed=shown)
     return finding(check, host, Status.FAIL,
-                   f"{check}: {'; '.join(p for p, _ in found)} on {host}: HCCL refuses the value or the ranks "
+                   f"{'; '.join(p for p, _ in found)} on {host}: HCCL refuses the value or the ranks "
                    "do not meet (init fails or times out)",
                    observed="; ".join(p for p, _ in found), expected="valid HCCL variables",
                    remedy=found[0][1] if len(found) == 1 else " && ".join(r.split("  #")[0] for _, r in found))
@@ -150,7 +150,7 @@ def _consistency(facts: Mapping[str, Facts]) -> list[Finding]:
             want = "unset" if common is None else common
             findings.append(finding(
                 check, host, Status.FAIL,
-                f"{check}: {name} is {shown} on {host}, " + (f"{want} on most hosts" if strict else "the hosts differ")
+                f"{name} is {shown} on {host}, " + (f"{want} on most hosts" if strict else "the hosts differ")
                 + ": HCCL's ranks listen and connect on these ports, so the hosts must agree",
                 observed=f"{name}={shown}" if value is not None else f"{name} unset",
                 expected=("the same on every host" if not strict else f"{name} unset" if common is None
@@ -159,5 +159,5 @@ def _consistency(facts: Mapping[str, Facts]) -> list[Finding]:
                         f"export {name}={want}" if strict else f"set one {name} for every host in hosts.yaml")
                 + "  # in setup:/env: of hosts.yaml and the launch script"))
     if not findings and facts:
-        findings.append(finding(check, None, Status.PASS, f"{check}: HCCL ports set alike on every host"))
+        findings.append(finding(check, None, Status.PASS, "HCCL ports set alike on every host"))
     return findings

@@ -154,7 +154,7 @@ class HccnIpCheck(Check):
         for host in sorted(set(facts) - problem_hosts):
             devices = usable[host]
             shown = ", ".join(f"{d['id']}:{d['ip']}/{prefix_length(d['netmask'])}" for d in devices)
-            findings.append(finding(check, host, Status.PASS, f"{check}: {len(devices)} devices with unique IPs "
+            findings.append(finding(check, host, Status.PASS, f"{len(devices)} devices with unique IPs "
                                     f"matching {CONF}: {shown}", observed=shown))
         return findings
 
@@ -166,11 +166,11 @@ def _judge_host(host: str, host_facts: Facts) -> list[Finding]:
     findings: list[Finding] = []
     conf: dict[str, dict[str, str]] | None = host_facts.get("conf")
     if host_facts.get("conf_error"):
-        findings.append(finding(check, host, Status.ERROR, f"{check}: could not read {CONF}: "
+        findings.append(finding(check, host, Status.ERROR, f"could not read {CONF}: "
                                 f"{host_facts['conf_error']}", observed=str(host_facts["conf_error"])))
     elif conf is None:
         findings.append(finding(
-            check, host, Status.WARN, f"{check}: {CONF} not found on {host}: the device IPs are not recorded "
+            check, host, Status.WARN, f"{CONF} not found on {host}: the device IPs are not recorded "
             "there, so they are not restored after a reboot", observed=f"{CONF} missing",
             expected=f"address_N / netmask_N lines in {CONF}",
             remedy="hccn_tool -i N -ip -s address X netmask M for every device (it writes hccn.conf)"))
@@ -189,23 +189,23 @@ def _judge_device(host: str, device: dict[str, Any], conf: dict[str, dict[str, s
         want_ip, want_mask = planned.get("address"), planned.get("netmask")
         remedy = (set_ip_command(dev, want_ip, want_mask) if want_ip and want_mask else
                   f"hccn_tool -i {dev} -ip -s address <address> netmask <netmask>  # see hccn.subnet's plan")
-        return [finding(check, host, Status.FAIL, f"{check}: device {dev} on {host} has no IP (hccn_tool: no ip "
+        return [finding(check, host, Status.FAIL, f"device {dev} on {host} has no IP (hccn_tool: no ip "
                         "was preset): HCCL cannot use this NPU's network port", device=dev,
                         observed="no IP", expected=f"{want_ip} netmask {want_mask} (as in {CONF})"
                         if want_ip and want_mask else "an IP and netmask", remedy=remedy)]
     if state != "ok":
         error = str(device.get("error") or "unreadable output")
-        return [finding(check, host, Status.ERROR, f"{check}: could not read device {dev}'s IP on {host}: "
+        return [finding(check, host, Status.ERROR, f"could not read device {dev}'s IP on {host}: "
                         f"{_explained(error)}", device=dev, observed=error,
                         remedy=f"hccn_tool -i {dev} -ip -g  # run it by hand; npu-smi info lists the device ids")]
     ip, netmask = str(device.get("ip")), str(device.get("netmask"))
     addr, segment = address(ip), network(ip, netmask)
     findings: list[Finding] = []
     if addr is None:
-        return [finding(check, host, Status.ERROR, f"{check}: device {dev} on {host} reports an IP that does not "
+        return [finding(check, host, Status.ERROR, f"device {dev} on {host} reports an IP that does not "
                         f"parse: {ip!r}", device=dev, observed=ip)]
     if segment is None:
-        findings.append(finding(check, host, Status.FAIL, f"{check}: device {dev} on {host} has netmask {netmask}, "
+        findings.append(finding(check, host, Status.FAIL, f"device {dev} on {host} has netmask {netmask}, "
                                 "not a contiguous mask: routes and the segment rules cannot work", device=dev,
                                 observed=f"{ip} netmask {netmask}",
                                 expected="a contiguous netmask (e.g. 255.255.255.0)",
@@ -216,12 +216,12 @@ def _judge_device(host: str, device: dict[str, Any], conf: dict[str, dict[str, s
             continue
         if recorded is None:
             findings.append(finding(
-                check, host, Status.WARN, f"{check}: {CONF} on {host} has no {key}_{dev} for device {dev} (live "
+                check, host, Status.WARN, f"{CONF} on {host} has no {key}_{dev} for device {dev} (live "
                 f"{key} {live}): it is not restored after a reboot", device=dev, observed=f"{key}_{dev} missing",
                 expected=f"{key}_{dev}={live}", remedy=_set_command(dev, key, str(live), ip, netmask)))
         elif not _same(key, recorded, live):
             findings.append(finding(
-                check, host, Status.FAIL, f"{check}: device {dev} on {host}: live {key} {live or '(none)'} but "
+                check, host, Status.FAIL, f"device {dev} on {host}: live {key} {live or '(none)'} but "
                 f"{CONF} has {key}_{dev}={recorded}: after a reboot (or for tools reading the file) the device "
                 "gets another setting", device=dev, observed=f"live {live or '(none)'}; {CONF} {recorded}",
                 expected="the same value in both",
@@ -230,12 +230,12 @@ def _judge_device(host: str, device: dict[str, Any], conf: dict[str, dict[str, s
     gateway_addr = address(gateway)
     if gateway and segment is not None and (gateway_addr is None or gateway_addr not in segment):
         findings.append(finding(
-            check, host, Status.FAIL, f"{check}: device {dev} on {host} has gateway {gateway}, outside its segment "
+            check, host, Status.FAIL, f"device {dev} on {host} has gateway {gateway}, outside its segment "
             f"{segment}: traffic to other segments cannot be routed", device=dev, observed=f"{ip}/{segment.prefixlen} "
             f"gateway {gateway}", expected=f"a gateway in {segment}",
             remedy=f"hccn_tool -i {dev} -gateway -s gateway <gateway in {segment}>"))
     if device.get("gateway_error"):
-        findings.append(finding(check, host, Status.ERROR, f"{check}: could not read device {dev}'s gateway on "
+        findings.append(finding(check, host, Status.ERROR, f"could not read device {dev}'s gateway on "
                                 f"{host}: {device['gateway_error']}", device=dev,
                                 observed=str(device["gateway_error"])))
     return findings
@@ -281,7 +281,7 @@ def _duplicates(usable: Mapping[str, list[dict[str, Any]]]) -> list[Finding]:
         for host, dev in where:
             peer_host, peer_dev = next((h, d) for h, d in where if (h, d) != (host, dev))
             findings.append(finding(
-                "hccn.ip", host, Status.FAIL, f"hccn.ip: {addr} is used by {len(where)} devices: {names}: HCCL "
+                "hccn.ip", host, Status.FAIL, f"{addr} is used by {len(where)} devices: {names}: HCCL "
                 "links to this address reach the wrong NPU", device=dev, peer=peer_host, peer_device=peer_dev,
                 observed=f"{addr} on {names}", expected="a device IP unique in the cluster",
                 remedy=f"hccn_tool -i {dev} -ip -s address <unused address> netmask <netmask>  "
@@ -302,7 +302,7 @@ def _families(usable: Mapping[str, list[dict[str, Any]]]) -> list[Finding]:
         return []
     expected = 4 if counts[4] >= counts[6] else 6
     summary = f"{counts[4]} IPv4 and {counts[6]} IPv6 device IPs in the cluster"
-    return [finding("hccn.ip", host, Status.FAIL, f"hccn.ip: device {dev} on {host} has an IPv{version} address "
+    return [finding("hccn.ip", host, Status.FAIL, f"device {dev} on {host} has an IPv{version} address "
                     f"while most devices use IPv{expected} ({summary}): HCCL cannot link them", device=dev,
                     observed=f"IPv{version}", expected=f"IPv{expected} like the rest of the cluster",
                     remedy=f"hccn_tool -i {dev} -ip -s address <IPv{expected} address> netmask <netmask>")

@@ -187,7 +187,7 @@ class HccnLinkCheck(Check):
         for host, host_facts in facts.items():
             problem = host_problem(self.name, host, host_facts)
             if problem is None and not host_facts.get("devices"):
-                problem = finding(self.name, host, Status.ERROR, f"{self.name}: hccn_tool printed nothing for any "
+                problem = finding(self.name, host, Status.ERROR, "hccn_tool printed nothing for any "
                                   "device", expected=f"{ctx.cluster.devices_per_host} devices")
             if problem is not None:
                 findings.append(problem)
@@ -198,7 +198,7 @@ class HccnLinkCheck(Check):
                 tried = [op for op in OPS if op in errors or device.get(op) is not None]
                 if len(tried) >= 2 and len(errors) == len(tried) and len(set(errors.values())) == 1:  # all failed alike
                     findings.append(finding(self.name, host, Status.ERROR,
-                                            f"{self.name}: device {dev}: every hccn_tool call failed: "
+                                            f"device {dev}: every hccn_tool call failed: "
                                             f"{next(iter(errors.values()))}", device=int(dev),
                                             remedy=f"npu-smi info; hccn_tool -i {dev} -link -g"))
                 else:
@@ -221,7 +221,7 @@ class HccnLinkCheck(Check):
             bad: list[Finding] = []
             lacking = sorted(int(d) for d, device in devices.items() if op in (device.get("unsupported") or []))
             if lacking:
-                out.append(finding(check, host, Status.SKIP, f"{check}: `hccn_tool -i N -{op} -g` on {host} answers "
+                out.append(finding(check, host, Status.SKIP, f"`hccn_tool -i N -{op} -g` on {host} answers "
                                    f"'The command is not supported on this product' (or '... optical media') "
                                    f"({'device' if len(lacking) == 1 else 'devices'} {_devices_text(lacking)}): the "
                                    "product or its optical module lacks the feature, nothing to check",
@@ -232,7 +232,7 @@ class HccnLinkCheck(Check):
                     continue
                 error = (device.get("errors") or {}).get(op)
                 if error is not None:
-                    bad.append(finding(check, host, Status.ERROR, f"{check}: device {n}: could not read "
+                    bad.append(finding(check, host, Status.ERROR, f"device {n}: could not read "
                                        f"`hccn_tool -i {n} -{op} -g`: {error}", device=n,
                                        remedy=f"hccn_tool -i {n} -{op} -g"))
                     continue
@@ -247,7 +247,7 @@ class HccnLinkCheck(Check):
                 out += bad
             elif len(lacking) + len(unread) < len(devices):
                 text = _pass_text(op, devices, majors)
-                out.append(finding(check, host, Status.PASS, f"{check}: {text}"))
+                out.append(finding(check, host, Status.PASS, f"{text}"))
         return out
 
 
@@ -261,12 +261,12 @@ def _judge_op(check: str, host: str, n: int, op: str, value: Any,
               majors: Mapping[str, tuple[Any, bool]], power: dict[str, Any] | None = None) -> Finding | None:
     if op == "link" and value != "UP":
         return finding(check, host, Status.FAIL,
-                       f"{check}: device {n} link is {value}: HCCL cannot use this NPU's RoCE port (cable, optical "
+                       f"device {n} link is {value}: HCCL cannot use this NPU's RoCE port (cable, optical "
                        "module or switch port down)", observed=str(value), expected="UP", device=n,
                        remedy=f"hccn_tool -i {n} -link_stat -g; hccn_tool -i {n} -optical -g  # then check the cable "
                               "and the switch port")
     if op == "net_health" and value == NO_DETECT_IP:
-        return finding(check, host, Status.WARN, f"{check}: device {n} net health is '{value}': "
+        return finding(check, host, Status.WARN, f"device {n} net health is '{value}': "
                        f"{NET_HEALTH[NO_DETECT_IP]} (not a link failure: hccn.link.up judges the link)",
                        observed=str(value), expected="Success (a netdetect address set)", device=n,
                        remedy=f"hccn_tool -i {n} -netdetect -s address <ip>  # the switch gateway or a peer device "
@@ -274,22 +274,22 @@ def _judge_op(check: str, host: str, n: int, op: str, value: Any,
     if op == "net_health" and value not in HEALTHY:
         meaning = next((text for name, text in NET_HEALTH.items() if str(value).lower().startswith(name.lower())),
                        "an unknown health value")  # the driver's "Socket fail" reads "Socket failed" in real output
-        return finding(check, host, Status.FAIL, f"{check}: device {n} net health is '{value}': {meaning}",
+        return finding(check, host, Status.FAIL, f"device {n} net health is '{value}': {meaning}",
                        observed=str(value), expected="Success", device=n,
                        remedy=f"hccn_tool -i {n} -netdetect -g; hccn_tool -i {n} -netdetect -s address "
                               f"<the switch gateway or a peer device IP>; hccn_tool -i {n} -net_health -g")
     if op == "lldp" and value is None:
-        return finding(check, host, Status.WARN, f"{check}: device {n}: {LLDP_WHY}", observed="no neighbour",
+        return finding(check, host, Status.WARN, f"device {n}: {LLDP_WHY}", observed="no neighbour",
                        expected="an LLDP neighbour (switch name and port)", device=n,
                        remedy=f"hccn_tool -i {n} -lldp -g  # enable LLDP on the switch port (e.g. `lldp enable`)")
     if op == "optical" and value != "present":
         return finding(check, host, Status.FAIL,
-                       f"{check}: device {n} optical module is '{value}': the port has no working transceiver",
+                       f"device {n} optical module is '{value}': the port has no working transceiver",
                        observed=str(value), expected="present", device=n,
                        remedy=f"hccn_tool -i {n} -optical -g  # reseat or replace the optical module")
     if op == "optical" and (out_of_range := optical_problems(power)):
         return finding(check, host, Status.FAIL,
-                       f"{check}: device {n} optical module reads outside its own thresholds "
+                       f"device {n} optical module reads outside its own thresholds "
                        f"({'; '.join(out_of_range)}): "
                        + ("a dirty or damaged fiber, or a failing module here or at the far end"
                           if any("power" in p for p in out_of_range) else "the module overheats (airflow, or failing)")
@@ -306,12 +306,12 @@ def _judge_op(check: str, host: str, n: int, op: str, value: Any,
         why = "differs from the rest of the cluster" if strict else "the cluster has no majority value"
         if op == "tls":
             return finding(check, host, Status.FAIL,
-                           f"{check}: device {n} TLS switch is {value} ({'enabled' if value else 'disabled'}): {why}; "
+                           f"device {n} TLS switch is {value} ({'enabled' if value else 'disabled'}): {why}; "
                            "the TLS switch must match on both ends of a link or HCCL link setup fails",
                            observed=str(value), expected=f"{common} (cluster majority)" if strict else "one value",
                            device=n, remedy=f"hccn_tool -i {n} -tls -s enable {common if strict else 0}")
         return finding(check, host, Status.FAIL,
-                       f"{check}: device {n} MTU is {value}: {why}; mismatched MTUs drop large RoCE frames",
+                       f"device {n} MTU is {value}: {why}; mismatched MTUs drop large RoCE frames",
                        observed=str(value), expected=f"{common} (cluster majority)" if strict else "one value",
                        device=n, remedy=f"hccn_tool -i {n} -mtu -s value {common if strict else 9000}")
     return None
@@ -325,14 +325,14 @@ def _judge_speed(check: str, host: str, n: int, value: int, major: tuple[Any, bo
     remedy = (f"hccn_tool -i {n} -speed -g; hccn_tool -i {n} -optical -g  # a port that trained below its rate: "
               "reseat or replace the optical module or cable, check the switch port's configured speed")
     if not strict:
-        return finding(check, host, Status.WARN, f"{check}: device {n} port speed {value} Mb/s: the cluster's "
+        return finding(check, host, Status.WARN, f"device {n} port speed {value} Mb/s: the cluster's "
                        "ports run at different speeds with no majority; HCCL's ring runs at its slowest link",
                        observed=f"{value} Mb/s", expected="one speed", device=n, remedy=remedy)
     if value < common:
-        return finding(check, host, Status.FAIL, f"{check}: device {n} port runs at {value} Mb/s, the rest of the "
+        return finding(check, host, Status.FAIL, f"device {n} port runs at {value} Mb/s, the rest of the "
                        f"cluster at {common} Mb/s: every collective through it runs at the slower rate",
                        observed=f"{value} Mb/s", expected=f"{common} Mb/s (cluster majority)", device=n, remedy=remedy)
-    return finding(check, host, Status.WARN, f"{check}: device {n} port runs at {value} Mb/s, faster than the "
+    return finding(check, host, Status.WARN, f"device {n} port runs at {value} Mb/s, faster than the "
                    f"cluster's {common} Mb/s (mixed port generations: the slower ports set the pace)",
                    observed=f"{value} Mb/s", expected=f"{common} Mb/s (cluster majority)", device=n)
 
@@ -398,7 +398,7 @@ def _judge_flaps(check: str, host: str, flaps: Mapping[str, Any], uptime: int | 
                  window_h: float) -> list[Finding]:
     """An error for each port whose history could not be read; then warn for ports that went down within the
     window while the node was up, else pass (skip when no history was read)."""
-    errors = [finding(check, host, Status.ERROR, f"{check}: device {dev}: could not read `hccn_tool -i {dev} "
+    errors = [finding(check, host, Status.ERROR, f"device {dev}: could not read `hccn_tool -i {dev} "
                       f"-link_stat -g`: {stat['error']}", device=int(dev), observed=str(stat["error"]),
                       remedy=f"hccn_tool -i {dev} -link_stat -g")
               for dev, stat in flaps.items() if isinstance(stat, dict) and stat.get("error")]
@@ -423,7 +423,7 @@ def _judge_history(check: str, host: str, flaps: Mapping[str, Any], uptime: int 
     if recent:
         first = recent[0].split(":")[0].removeprefix("device ")
         return finding(check, host, Status.WARN,
-                       f"{check}: RoCE ports of {host} went down while the node was up ({'; '.join(recent)}): a "
+                       f"RoCE ports of {host} went down while the node was up ({'; '.join(recent)}): a "
                        "port that flaps aborts HCCL jobs mid-run (RoCE CQE errors, EI0013) even while it is UP now",
                        observed="; ".join(recent), expected=f"no link down in the last {window_h:g} h",
                        device=int(first) if len(recent) == 1 else None,
@@ -435,7 +435,7 @@ def _judge_history(check: str, host: str, flaps: Mapping[str, Any], uptime: int 
         why = (f"{'device' if len(undated) == 1 else 'devices'} {_devices_text(sorted(undated))}: the history has "
                "no `current time` line (Ascend 950's table), so the age of its link downs cannot be judged"
                if undated else "no port history readable")
-        return finding(check, host, Status.SKIP, f"{check}: {why} on {host} (hccn_tool -i N -link_stat -g)")
+        return finding(check, host, Status.SKIP, f"{why} on {host} (hccn_tool -i N -link_stat -g)")
     return finding(check, host, Status.PASS,
-                   f"{check}: {'device' if len(read) == 1 else 'devices'} {_devices_text(sorted(read))}: no link down "
+                   f"{'device' if len(read) == 1 else 'devices'} {_devices_text(sorted(read))}: no link down "
                    f"in the last {window_h:g} h while the node was up")

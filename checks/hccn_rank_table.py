@@ -126,31 +126,31 @@ class RankTableCheck(Check):
         findings: list[Finding] = []
         for host, host_facts in sorted(facts.items()):
             if host_facts.get("error"):
-                findings.append(finding(check, host, Status.FAIL, f"{check}: RANK_TABLE_FILE on {host} cannot be "
+                findings.append(finding(check, host, Status.FAIL, f"RANK_TABLE_FILE on {host} cannot be "
                                         f"read: {host_facts['error']}", observed=str(host_facts["error"]),
                                         expected="a readable JSON rank table"))
             elif host_facts.get("table") is not None:
                 tables.append((f"RANK_TABLE_FILE on {host}", host_facts["table"]))
         if not tables:
-            return findings + [finding(check, None, Status.SKIP, f"{check}: no rank table given "
+            return findings + [finding(check, None, Status.SKIP, "no rank table given "
                                        "(RANK_TABLE_FILE in env: or --rank-table)")]
         bad_hosts: set[str] = set()
         for source, table in tables:
             listed = {server_to_host.get(str(s.get("server_id"))) for s in _servers(table)}
             for absent in sorted(set(live) - {h for h in listed if h}):
                 bad_hosts.add(absent)
-                findings.append(finding(check, absent, Status.WARN, f"{check}: {source}: {absent} is not in the rank "
+                findings.append(finding(check, absent, Status.WARN, f"{source}: {absent} is not in the rank "
                                         "table, so its devices take no part in the job",
                                         observed="absent", expected="listed"))
             for where, device, what in problems(table, live, server_to_host):
                 if where:
                     bad_hosts.add(where)
-                findings.append(finding(check, where, Status.FAIL, f"{check}: {source}: {what}", device=device,
+                findings.append(finding(check, where, Status.FAIL, f"{source}: {what}", device=device,
                                         observed=what, expected="the rank table matches the devices",
                                         remedy="regenerate the rank table from `hccn_tool -i N -ip -g` on each "
                                                "server (or fix the device IP)"))
         for host in sorted(set(live) - bad_hosts):
-            findings.append(finding(check, host, Status.PASS, f"{check}: {host}'s devices match the rank table"))
+            findings.append(finding(check, host, Status.PASS, f"{host}'s devices match the rank table"))
         return findings
 
 

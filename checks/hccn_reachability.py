@@ -152,7 +152,7 @@ class HccnReachabilityCheck(ActiveCheck):
             for dev, device in facts[host].get("devices", {}).items():
                 if device.get("ip") is None:
                     findings.append(finding(check, host, Status.ERROR,
-                                            f"{check}: device {dev} not tested: {device.get('error')}",
+                                            f"device {dev} not tested: {device.get('error')}",
                                             device=int(dev), observed=str(device.get("error")),
                                             expected="a device IP", remedy=f"hccn_tool -i {dev} -ip -g; "
                                             f"grep _{dev}= /etc/hccn.conf"))
@@ -160,7 +160,7 @@ class HccnReachabilityCheck(ActiveCheck):
         if not plan:
             if not findings:
                 findings.append(finding(check, None, Status.SKIP,
-                                        f"{check}: nothing to test (fewer than 2 hosts with a device IP)"))
+                                        "nothing to test (fewer than 2 hosts with a device IP)"))
             return findings
         timeout = float(ctx.params["ping_timeout"])
         printed: dict[str, dict[str, dict[str, tuple[str, int | None]]]] = {}
@@ -186,7 +186,7 @@ class HccnReachabilityCheck(ActiveCheck):
             problems.add(host)
             findings.append(finding(
                 check, host, Status.FAIL,
-                f"{check}: device {dev} ({own_ip}) on {host} reaches none of its {len(peers)} peers "
+                f"device {dev} ({own_ip}) on {host} reaches none of its {len(peers)} peers "
                 f"(device {dev} on {', '.join(peers)}): its RoCE port, cable or switch port is down or "
                 "misconfigured", observed=f"0/{len(peers)} peers answer", expected="every peer answers", device=dev,
                 remedy=f"hccn_tool -i {dev} -link -g; hccn_tool -i {dev} -net_health -g; hccn_tool -i {dev} -ip -g"))
@@ -200,7 +200,7 @@ class HccnReachabilityCheck(ActiveCheck):
                     "no reply" if result == "no reply" else result)
             findings.append(finding(
                 check, source, status,
-                f"{check}: device {dev} on {source} -> device {dev} on {target} ({peer_ip}): {what}"
+                f"device {dev} on {source} -> device {dev} on {target} ({peer_ip}): {what}"
                 + ("; HCCL traffic between these two NPUs will time out (EI0006)" if result == "no reply" else ""),
                 observed=f"{received}/{sent} received" if sent else result, expected="every ping answered",
                 peer=target, device=dev, peer_device=dev,
@@ -213,7 +213,7 @@ class HccnReachabilityCheck(ActiveCheck):
         for host in facts:
             if involved.get(host) and host not in problems:
                 findings.append(finding(check, host, Status.PASS,
-                                        f"{check}: all {involved[host]} pings involving {host}'s devices answered "
+                                        f"all {involved[host]} pings involving {host}'s devices answered "
                                         f"({pattern})"))
         return findings
 

@@ -133,10 +133,10 @@ class HccnSubnetCheck(DerivedCheck):
             if generation not in GENERATIONS:
                 why = ("npu-smi showed no 910A / Atlas A2 / A3 chip" if host in npu_facts else
                        "the npu check's facts (npu-smi) are missing for this host")
-                findings.append(finding(CHECK, host, Status.SKIP, f"{CHECK}: chip generation unknown on {host} "
+                findings.append(finding(CHECK, host, Status.SKIP, f"chip generation unknown on {host} "
                                         f"({why}): the segment rules depend on it"))
             elif not layout:
-                findings.append(finding(CHECK, host, Status.SKIP, f"{CHECK}: no device IP could be read on {host} "
+                findings.append(finding(CHECK, host, Status.SKIP, f"no device IP could be read on {host} "
                                         "(see hccn.ip)"))
             else:
                 layouts[generation][host] = layout
@@ -151,7 +151,7 @@ class HccnSubnetCheck(DerivedCheck):
             generation = next(gen for gen in GENERATIONS if host in layouts[gen])
             layout = layouts[generation][host]
             segments = ", ".join(f"{d}:{layout[d][2]}" for d in sorted(layout))
-            findings.append(finding(CHECK, host, Status.PASS, f"{CHECK}: {generation} layout as required: {segments}",
+            findings.append(finding(CHECK, host, Status.PASS, f"{generation} layout as required: {segments}",
                                     observed=segments))
         return findings
 
@@ -205,7 +205,7 @@ def _judge_910a(layouts: Mapping[str, Layout], ids: Mapping[str, list[int]]) -> 
         else:
             expected, remedy = "0/4, 1/5, 2/6, 3/7 paired in four segments", ""
         for text, dev, peer_dev, peer in problems:
-            findings.append(finding(CHECK, host, Status.FAIL, f"{CHECK}: {host}: {text} (910A)", device=dev,
+            findings.append(finding(CHECK, host, Status.FAIL, f"{host}: {text} (910A)", device=dev,
                                     peer=peer, peer_device=peer_dev, observed=_fmt(layout, sorted(layout)),
                                     expected=expected, remedy=remedy or None))
     return findings
@@ -249,7 +249,7 @@ def _judge_a2(layouts: Mapping[str, Layout], ids: Mapping[str, list[int]], route
         segments = sorted({v[2] for v in layout.values()}, key=str)
         if host in routed and len(segments) > 1:
             findings.append(finding(
-                CHECK, host, Status.WARN, f"{CHECK}: {host}: devices in {len(segments)} segments "
+                CHECK, host, Status.WARN, f"{host}: devices in {len(segments)} segments "
                 f"({_fmt(layout, sorted(layout))}), each device with a gateway inside its own segment: routed "
                 "planes rather than one A2 segment; HCCL works only if every device reaches its peers through the "
                 "gateways (A2)", observed=_fmt(layout, sorted(layout)),
@@ -273,7 +273,7 @@ def _judge_a2(layouts: Mapping[str, Layout], ids: Mapping[str, list[int]], route
         remedy = _remedy(plan, netmask, layout, odd) if plan else None
         verb = "is" if len(odd) == 1 else "are"
         findings.append(finding(
-            CHECK, host, Status.FAIL, f"{CHECK}: {host}: {_devices(odd)} {_fmt(layout, odd)} {verb} outside the "
+            CHECK, host, Status.FAIL, f"{host}: {_devices(odd)} {_fmt(layout, odd)} {verb} outside the "
             f"node's segment {segment} (devices {', '.join(map(str, inside))}): on Atlas A2 all devices of a "
             "node must be in one segment (A2)", device=odd[0], peer_device=anchor,
             observed=_fmt(layout, sorted(layout)), expected=expected, remedy=remedy))
@@ -286,7 +286,7 @@ def _judge_a2(layouts: Mapping[str, Layout], ids: Mapping[str, list[int]], route
             if node_segment[host] == common:
                 continue
             findings.append(finding(
-                CHECK, host, Status.WARN, f"{CHECK}: {host}'s devices are in {node_segment[host]}, the other nodes' "
+                CHECK, host, Status.WARN, f"{host}'s devices are in {node_segment[host]}, the other nodes' "
                 f"({', '.join(holders)}) in {common}: A2 nodes must share a segment or be routed to each other "
                 "(a gateway on every device and routes on the switches)", peer=holders[0],
                 observed=str(node_segment[host]), expected=f"{common}, or routed",
@@ -322,7 +322,7 @@ def _judge_a3(layouts: Mapping[str, Layout], npu_facts: Mapping[str, Facts]) -> 
                     continue
                 netmask = layout[dev][1]
                 findings.append(finding(
-                    CHECK, host, Status.FAIL, f"{CHECK}: {host}: NPU {npu}'s chips {_fmt(layout, (first, dev))} "
+                    CHECK, host, Status.FAIL, f"{host}: NPU {npu}'s chips {_fmt(layout, (first, dev))} "
                     f"share segment {seg}: on Atlas A3 the two chips of one NPU must be in different segments "
                     "(hccn_tool ping between them fails otherwise) (A3)", device=dev, peer_device=first,
                     observed=_fmt(layout, seen), expected=f"device {dev} in a segment other than {seg}",

@@ -176,13 +176,13 @@ def _unset_remedy(name: str, source: str) -> str:
 def _socket_ifname(host: str, env: Mapping[str, tuple[str, str]], net: Facts | None) -> Finding:
     check = "nccl.socket_ifname"
     if "NCCL_SOCKET_IFNAME" not in env:
-        return finding(check, host, Status.PASS, f"{check}: NCCL_SOCKET_IFNAME unset on {host}: NCCL picks an "
+        return finding(check, host, Status.PASS, f"NCCL_SOCKET_IFNAME unset on {host}: NCCL picks an "
                        "interface itself (see net.interface)", observed="unset")
     value = env["NCCL_SOCKET_IFNAME"][0]
     shown = _shown("NCCL_SOCKET_IFNAME", env)
     names = sorted((net or {}).get("interfaces") or {})
     if not names:
-        return finding(check, host, Status.ERROR, f"{check}: the interfaces of {host} were not read (net facts "
+        return finding(check, host, Status.ERROR, f"the interfaces of {host} were not read (net facts "
                        f"missing): cannot check {shown}", observed=shown)
     selected = select_by_filter(value, names)
     if len(value) < 2 or not selected:
@@ -190,24 +190,24 @@ def _socket_ifname(host: str, env: Mapping[str, tuple[str, str]], net: Facts | N
             f"it selects no interface (there are {', '.join(names)})"
         usable = [n for n in names if n != "lo" and not n.startswith("docker")]
         return finding(check, host, Status.FAIL,
-                       f"{check}: {shown} on {host}: {why}: NCCL fails to init ('no socket interface found')",
+                       f"{shown} on {host}: {why}: NCCL fails to init ('no socket interface found')",
                        observed=f"{value!r} selects {', '.join(selected) or 'nothing'}",
                        expected=f"a filter that matches an interface of {', '.join(names)}",
                        remedy=f"export NCCL_SOCKET_IFNAME={shlex.quote('=' + usable[0]) if usable else '...'}  "
                               "# or fix it under env: in hosts.yaml")
-    return finding(check, host, Status.PASS, f"{check}: {shown} selects {', '.join(selected)} on {host}",
+    return finding(check, host, Status.PASS, f"{shown} selects {', '.join(selected)} on {host}",
                    observed=", ".join(selected))
 
 
 def _ib_hca(host: str, env: Mapping[str, tuple[str, str]], fabric: Facts | None) -> Finding:
     check = "nccl.ib_hca"
     if "NCCL_IB_HCA" not in env:
-        return finding(check, host, Status.PASS, f"{check}: NCCL_IB_HCA unset on {host}: NCCL uses every HCA",
+        return finding(check, host, Status.PASS, f"NCCL_IB_HCA unset on {host}: NCCL uses every HCA",
                        observed="unset")
     value = env["NCCL_IB_HCA"][0]
     shown = _shown("NCCL_IB_HCA", env)
     if fabric is None:
-        return finding(check, host, Status.ERROR, f"{check}: the HCAs of {host} were not read (gpu.fabric facts "
+        return finding(check, host, Status.ERROR, f"the HCAs of {host} were not read (gpu.fabric facts "
                        f"missing): cannot check {shown}", observed=shown)
     devices: dict[str, list[int]] = {str(ca["name"]): [int(p["port"]) for p in ca.get("ports") or []]
                                      for ca in fabric.get("cas") or []}
@@ -225,12 +225,12 @@ def _ib_hca(host: str, env: Mapping[str, tuple[str, str]], fabric: Facts | None)
     if missing or not selected:
         why = f"names {', '.join(missing)}, which {host} does not have" if missing else "selects no HCA"
         return finding(check, host, Status.FAIL,
-                       f"{check}: {shown} {why} (HCAs: {known}): NCCL finds no IB device and falls back to TCP "
+                       f"{shown} {why} (HCAs: {known}): NCCL finds no IB device and falls back to TCP "
                        "sockets, or fails when NCCL_IB_DISABLE is not set",
                        observed=f"selects {', '.join(selected) or 'nothing'}", expected=f"HCAs among {known}",
                        remedy="ibstat -l  # then set NCCL_IB_HCA to names from that list (=mlx5_0,mlx5_1 for exact "
                               "names), or unset it")
-    return finding(check, host, Status.PASS, f"{check}: {shown} selects {', '.join(selected)} on {host}",
+    return finding(check, host, Status.PASS, f"{shown} selects {', '.join(selected)} on {host}",
                    observed=", ".join(selected))
 
 
@@ -245,11 +245,11 @@ def _debug(host: str, env: Mapping[str, tuple[str, str]]) -> Finding:
     if left:
         listing = "; ".join(_shown(n, env) for n in left)
         return finding(check, host, Status.WARN,
-                       f"{check}: debugging switches left set on {host}: {listing}: NCCL's docs warn they give "
+                       f"debugging switches left set on {host}: {listing}: NCCL's docs warn they give "
                        "sub-optimal speed, hangs or crashes in production",
                        observed=listing, expected="unset",
                        remedy="; ".join(_unset_remedy(n, env[n][1]) for n in left))
-    return finding(check, host, Status.PASS, f"{check}: no NCCL debugging switch set on {host}", observed="none")
+    return finding(check, host, Status.PASS, f"no NCCL debugging switch set on {host}", observed="none")
 
 
 def _conf(host: str, host_facts: Facts) -> Finding:
@@ -258,18 +258,18 @@ def _conf(host: str, host_facts: Facts) -> Finding:
     if files:
         listing = "; ".join(f"{f['path']}: {', '.join(f'{k}={v}' for k, v in f['vars'].items())}" for f in files)
         return finding(check, host, Status.WARN,
-                       f"{check}: NCCL config files on {host} set variables ({listing}): they change NCCL on this "
+                       f"NCCL config files on {host} set variables ({listing}): they change NCCL on this "
                        "host only, unseen by the job's launcher", observed=listing, expected="no nccl.conf",
                        remedy="; ".join(f"mv {shlex.quote(str(f['path']))} {shlex.quote(str(f['path']) + '.off')}"
                                         for f in files) + "  # put wanted settings in the job's environment")
-    return finding(check, host, Status.PASS, f"{check}: no NCCL config file sets a variable on {host}",
+    return finding(check, host, Status.PASS, f"no NCCL config file sets a variable on {host}",
                    observed="none")
 
 
 def _visible(host: str, env: Mapping[str, tuple[str, str]], gpu: Facts | None, wanted: int) -> Finding:
     check = "nccl.visible_devices"
     if "CUDA_VISIBLE_DEVICES" not in env:
-        return finding(check, host, Status.PASS, f"{check}: CUDA_VISIBLE_DEVICES unset on {host}: every GPU is "
+        return finding(check, host, Status.PASS, f"CUDA_VISIBLE_DEVICES unset on {host}: every GPU is "
                        "visible", observed="unset")
     value = env["CUDA_VISIBLE_DEVICES"][0]
     shown = _shown("CUDA_VISIBLE_DEVICES", env)
@@ -287,8 +287,8 @@ def _visible(host: str, env: Mapping[str, tuple[str, str]], gpu: Facts | None, w
         if absent:
             problems.append(f"{', '.join(absent)} not among the {len(gpus)} GPUs of {host}")
     if problems:
-        return finding(check, host, Status.FAIL, f"{check}: {shown} on {host}: {'; '.join(problems)}",
+        return finding(check, host, Status.FAIL, f"{shown} on {host}: {'; '.join(problems)}",
                        observed=value, expected=f"{wanted} existing GPUs",
                        remedy=f"export CUDA_VISIBLE_DEVICES={','.join(map(str, range(wanted)))}  # or unset it")
-    return finding(check, host, Status.PASS, f"{check}: {shown} lists {len(items)} GPUs on {host}",
+    return finding(check, host, Status.PASS, f"{shown} lists {len(items)} GPUs on {host}",
                    observed=value)

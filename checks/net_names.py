@@ -138,15 +138,15 @@ def judge_names(resolved: Mapping[str, Mapping[str, str | None]], inventory: Map
                              and any(p.startswith(f"{n} ") for p in problems))
             findings.append(finding(
                 CHECK, host, Status.FAIL,
-                f"{CHECK}: {host} resolves other hosts' names differently from the cluster: {'; '.join(problems)}: "
+                f"{host} resolves other hosts' names differently from the cluster: {'; '.join(problems)}: "
                 "launchers that use names (DeepSpeed/MPI hostfiles, Slurm) connect to the wrong machine or fail",
                 observed=observed, expected="each name to the address the other hosts resolve it to",
                 remedy=f"getent hosts {' '.join(sorted(names))}  # on {host}; fix its /etc/hosts or DNS"
                        + (f", e.g. the lines: {lines}" if lines else "")))
         else:
-            findings.append(finding(CHECK, host, Status.PASS, f"{CHECK}: {observed or 'nothing to resolve'}{note}",
+            findings.append(finding(CHECK, host, Status.PASS, f"{observed or 'nothing to resolve'}{note}",
                                     observed=observed, expected="each name to the address the other hosts do"))
     for host in unanswered:
-        findings.append(finding(CHECK, host, Status.ERROR, f"{CHECK}: {host} did not run getent hosts"))
+        findings.append(finding(CHECK, host, Status.ERROR, f"{host} did not run getent hosts"))
     return findings
 

@@ -156,7 +156,7 @@ class ReachabilityCheck(DerivedCheck, ActiveCheck):
         broken = sorted(h for h, why in why_not.items() if why is not None)
         for host in broken:
             findings.append(finding(check, host, Status.ERROR,
-                                    f"{check}: cannot test from or to {host}: its python does not run: {why_not[host]}",
+                                    f"cannot test from or to {host}: its python does not run: {why_not[host]}",
                                     remedy="set `python:` for this host in hosts.yaml"))
         usable = [h for h in facts if h not in broken]
         plan, pattern = self.pairs(ctx, usable)
@@ -172,7 +172,7 @@ class ReachabilityCheck(DerivedCheck, ActiveCheck):
         if not outcomes or not any(plan.values()):  # e.g. the only reachable host is the master
             few = "fewer than 2 hosts" + ("" if len(usable) == len(ctx.hosts) else
                                           f": {len(usable)} of {len(ctx.hosts)} reachable with a working python")
-            return findings + [finding(check, None, Status.SKIP, f"{check}: nothing to test ({few})")]
+            return findings + [finding(check, None, Status.SKIP, f"nothing to test ({few})")]
         problem_hosts: set[str] = set()
         tested: dict[str, int] = defaultdict(int)
         for target, sources in plan.items():
@@ -185,7 +185,7 @@ class ReachabilityCheck(DerivedCheck, ActiveCheck):
                 problem_hosts.add(target.host)
                 findings.append(finding(
                     check, target.host, Status.WARN,
-                    f"{check}: could not listen on {where}: {why}; reachability of this port not tested "
+                    f"could not listen on {where}: {why}; reachability of this port not tested "
                     "(see ports.listening for what holds it)", observed=str(why), expected="port free to listen"))
                 continue
             outcome_by_source = {s: results.get((s, target.host, target.port), "not run") for s in sources}
@@ -200,7 +200,7 @@ class ReachabilityCheck(DerivedCheck, ActiveCheck):
                 problem_hosts.add(target.host)
                 findings.append(finding(
                     check, target.host, Status.FAIL,
-                    f"{check}: no host could connect to {where}: {kinds} ({connect_meaning(kinds)})",
+                    f"no host could connect to {where}: {kinds} ({connect_meaning(kinds)})",
                     observed=f"{len(failed)}/{len(sources)} hosts: {kinds}", expected="every host connects",
                     remedy=_remedy(target.port)))
                 continue
@@ -208,13 +208,13 @@ class ReachabilityCheck(DerivedCheck, ActiveCheck):
                 problem_hosts.add(source)
                 findings.append(finding(
                     check, source, Status.FAIL,
-                    f"{check}: {source} cannot connect to {where}: {result} ({connect_meaning(result)})",
+                    f"{source} cannot connect to {where}: {result} ({connect_meaning(result)})",
                     observed=result, expected="connect", peer=target.host,
                     remedy=f"on {target.host}: {_remedy(target.port)}; or check the route from {source}"))
         for host in usable:
             if host not in problem_hosts and tested.get(host):
                 findings.append(finding(check, host, Status.PASS,
-                                        f"{check}: all {tested[host]} connection tests involving {host} passed "
+                                        f"all {tested[host]} connection tests involving {host} passed "
                                         f"({pattern})"))
         return findings
 

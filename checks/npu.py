@@ -153,7 +153,7 @@ class NpuCheck(Check):
             if host not in usable:
                 findings.append(_smi_problem(host, host_facts))
                 continue
-            findings.append(finding("npu.smi", host, Status.PASS, f"npu.smi: {host_facts['tool']} answers",
+            findings.append(finding("npu.smi", host, Status.PASS, f"{host_facts['tool']} answers",
                                     observed=host_facts["tool"]))
             findings.append(_judge_count(host, host_facts, int(ctx.cluster.devices_per_host)))
             findings.append(_judge_chip(host, host_facts, chips))
@@ -165,12 +165,12 @@ class NpuCheck(Check):
 def _smi_problem(host: str, host_facts: Facts) -> Finding:
     if not host_facts.get("tool"):
         return finding("npu.smi", host, Status.ERROR,
-                       f"npu.smi: npu-smi not found on {host} (looked on {NPU_SMI.looked_at}): cannot see the NPUs",
+                       f"npu-smi not found on {host} (looked on {NPU_SMI.looked_at}): cannot see the NPUs",
                        observed="npu-smi missing", expected=f"npu-smi on PATH or at {NPU_SMI_PATHS[-1]}",
                        remedy="install the Ascend NPU driver package (it ships npu-smi), e.g. "
                               "./Ascend-hdk-*-npu-driver_*.run --full")
     return finding("npu.smi", host, Status.ERROR,
-                   f"npu.smi: {host_facts.get('error')} on {host}: the driver may not be loaded or the devices "
+                   f"{host_facts.get('error')} on {host}: the driver may not be loaded or the devices "
                    "are unreachable",
                    observed=str(host_facts.get("error")), expected="npu-smi info lists every NPU",
                    remedy="npu-smi info; lsmod | grep drv_davinci; dmesg | grep -i -E 'davinci|npu' | tail")
@@ -219,7 +219,7 @@ def _judge_count(host: str, host_facts: Facts, wanted: int) -> Finding:
     suffix = " (Atlas A3)" if a3 else ""
     if chips != wanted and multi and len(npus) == wanted:
         return finding(check, host, Status.FAIL,
-                       f"{check}: {host} has {what}{suffix}, devices_per_host is {wanted}: devices_per_host counts "
+                       f"{host} has {what}{suffix}, devices_per_host is {wanted}: devices_per_host counts "
                        "chips (each chip is one device and one rank for torch and HCCL), so the other chips would "
                        "get no rank" + (" and the hccn checks would skip them" if a3 else ""), observed=observed,
                        expected=expected,
@@ -230,15 +230,15 @@ def _judge_count(host: str, host_facts: Facts, wanted: int) -> Finding:
         if chips == wanted:
             detail = f"; npu-smi info -l counts {total} NPUs, npu-smi info shows {len(npus)}"
         return finding(check, host, Status.FAIL,
-                       f"{check}: {host} has {what}{suffix}, devices_per_host is {wanted}{detail}: a rank would "
+                       f"{host} has {what}{suffix}, devices_per_host is {wanted}{detail}: a rank would "
                        "have no device (or devices_per_host is wrong)", observed=observed, expected=expected,
                        remedy="npu-smi info -l; lspci | grep -i -E 'd80[0-9]|accelerator'; dmesg | grep -i "
                               "davinci | tail  # find the lost device, or fix devices_per_host in hosts.yaml")
     if host_facts.get("list_error"):
         return finding(check, host, Status.ERROR,
-                       f"{check}: {host_facts['list_error']} on {host}: only npu-smi info's {what} were counted",
+                       f"{host_facts['list_error']} on {host}: only npu-smi info's {what} were counted",
                        observed=observed, expected=expected)
-    return finding(check, host, Status.PASS, f"{check}: {host} has {what}{suffix}", observed=observed,
+    return finding(check, host, Status.PASS, f"{host} has {what}{suffix}", observed=observed,
                    expected=expected)
 
 
@@ -249,31 +249,31 @@ def _judge_chip(host: str, host_facts: Facts, chips: Mapping[str, str]) -> Findi
     top, strict = majority(dict(chips))
     observed = ", ".join(names) or "no devices"
     if len(names) > 1:
-        return finding(check, host, Status.FAIL, f"{check}: {host} mixes NPU chip types ({observed}): HCCL "
+        return finding(check, host, Status.FAIL, f"{host} mixes NPU chip types ({observed}): HCCL "
                        "cannot run one job across chip generations", observed=observed,
                        expected="one chip type", remedy="npu-smi info  # compare the Name column")
     if chip is None:
-        return finding(check, host, Status.SKIP, f"{check}: no NPU on {host} to compare")
+        return finding(check, host, Status.SKIP, f"no NPU on {host} to compare")
     generation = host_facts.get("generation") or chip_generation(chip)
     family = chip_family(chip)
     if chip != top or not strict and len(set(chips.values())) > 1:
         others = ", ".join(f"{h}: {c}" for h, c in sorted(chips.items()) if c != chip) or "none"
         return finding(check, host, Status.FAIL,
-                       f"{check}: {host} has {chip} NPUs, unlike the cluster ({others}): one HCCL job cannot span "
+                       f"{host} has {chip} NPUs, unlike the cluster ({others}): one HCCL job cannot span "
                        "different chip types",
                        observed=chip, expected=str(top) if strict else "one chip type on every host",
                        remedy="npu-smi info  # run the job on servers of one chip type (hosts.yaml)")
     if generation is None and family is None:
         return finding(check, host, Status.WARN,
-                       f"{check}: {host} has {chip} NPUs: not a chip preflight knows (910A / Atlas A2 / A3, "
+                       f"{host} has {chip} NPUs: not a chip preflight knows (910A / Atlas A2 / A3, "
                        "310 / 310P / 310B); the device-IP rules cannot be checked for it", observed=chip,
                        expected="910* (Atlas training series), 910B* / A2* (Atlas A2), Ascend910 with Phy-IDs (A3), "
                                 "or an inference chip (310, 310P*, 310B*)",
                        remedy="npu-smi info  # check the Name column")
     if generation is None:
-        return finding(check, host, Status.PASS, f"{check}: {host} has {chip} NPUs ({family}, an inference chip: "
+        return finding(check, host, Status.PASS, f"{host} has {chip} NPUs ({family}, an inference chip: "
                        "the hccn device-IP rules do not cover it)", observed=chip)
-    return finding(check, host, Status.PASS, f"{check}: {host} has {chip} NPUs ({generation})", observed=chip)
+    return finding(check, host, Status.PASS, f"{host} has {chip} NPUs ({generation})", observed=chip)
 
 
 def _judge_health(host: str, host_facts: Facts) -> Finding:
@@ -282,7 +282,7 @@ def _judge_health(host: str, host_facts: Facts) -> Finding:
     multi = _multi_chip(devices)
     bad = [d for d in devices if str(d["health"]).upper() != HEALTH_OK]
     if not bad:
-        return finding(check, host, Status.PASS, f"{check}: every NPU on {host} is OK",
+        return finding(check, host, Status.PASS, f"every NPU on {host} is OK",
                        observed="all OK", expected="OK")
     failing = [d for d in bad if str(d["health"]).upper() not in HEALTH_WARN]
     status = Status.FAIL if failing else Status.WARN
@@ -292,7 +292,7 @@ def _judge_health(host: str, host_facts: Facts) -> Finding:
               "it still works but has raised a warning that may turn into a failure")
     first = shown[0]
     chip = f" -c {first.get('chip_index', 0)}" if multi else ""
-    return finding(check, host, status, f"{check}: {host} has unhealthy NPUs ({listing}): {effect}",
+    return finding(check, host, status, f"{host} has unhealthy NPUs ({listing}): {effect}",
                    observed=listing, expected="OK", device=_number(first) if len(shown) == 1 else None,
                    remedy=f"npu-smi info -t health -i {first['id']}{chip}  # shows the alarm codes; fix the cause or "
                           "replace the device, then check again")
@@ -308,7 +308,7 @@ def _judge_processes(host: str, host_facts: Facts) -> Finding:
         pids = " ".join(str(p) for p in sorted({p["pid"] for p in procs}))
         devices = sorted({p["npu"] for p in procs})
         return finding(check, host, Status.FAIL,
-                       f"{check}: processes still hold NPUs on {host}: {listing}: a leftover job makes the next HCCL "
+                       f"processes still hold NPUs on {host}: {listing}: a leftover job makes the next HCCL "
                        "init fail (EJ0001) or run out of device memory",
                        observed=listing, expected="no process on any NPU", device=devices[0] if len(devices) == 1
                        else None, remedy=f"ps -o pid,user,etime,args -p {pids.replace(' ', ',')}  # if it is a stale "
@@ -319,10 +319,10 @@ def _judge_processes(host: str, host_facts: Facts) -> Finding:
         why = f"npu-smi {version} prints none" if NO_PROCESS_TABLE_RELEASE.match(version) else \
             f"npu-smi prints none on {family} boards"
         return finding(check, host, Status.SKIP,
-                       f"{check}: npu-smi info on {host} has no process table ({why}): processes holding a device "
+                       f"npu-smi info on {host} has no process table ({why}): processes holding a device "
                        "cannot be seen", observed="no process table")
     if not host_facts.get("process_table"):
-        return finding(check, host, Status.ERROR, f"{check}: npu-smi info on {host} printed no process table",
+        return finding(check, host, Status.ERROR, f"npu-smi info on {host} printed no process table",
                        observed="no process table", expected="the process table of npu-smi info")
-    return finding(check, host, Status.PASS, f"{check}: no process holds an NPU on {host}",
+    return finding(check, host, Status.PASS, f"no process holds an NPU on {host}",
                    observed="none", expected="no process on any NPU")

@@ -88,7 +88,7 @@ def _judge_env(host: str, facts: Facts) -> Finding:
     variables: dict[str, str | None] = facts.get("vars") or {}
     libs: dict[str, str | None] = facts.get("libs") or {}
     if not variables and not libs:
-        return finding(check, host, Status.ERROR, f"{check}: could not read the job's environment on {host}")
+        return finding(check, host, Status.ERROR, f"could not read the job's environment on {host}")
     home = variables.get("ASCEND_HOME_PATH") or variables.get("ASCEND_TOOLKIT_HOME")
     missing = ([] if home else ["ASCEND_HOME_PATH unset"]) + \
         ([] if variables.get("ASCEND_OPP_PATH") else ["ASCEND_OPP_PATH unset"]) + \
@@ -96,10 +96,10 @@ def _judge_env(host: str, facts: Facts) -> Finding:
     setup = _setup_said(facts)
     if missing:
         return finding(check, host, Status.FAIL,
-                       f"{check}: CANN's environment is not loaded in the job's shell on {host} "
+                       f"CANN's environment is not loaded in the job's shell on {host} "
                        f"({'; '.join(missing)}; setup: {setup}): import torch_npu fails there (libhccl.so: cannot "
                        "open shared object file)", observed="; ".join(missing),
                        expected="ASCEND_HOME_PATH, ASCEND_OPP_PATH set; libascendcl.so and libhccl.so resolvable",
                        remedy=CANN_ENV_REMEDY)
     shown = f"ASCEND_HOME_PATH={home}; {LIBRARIES[0]} at {libs.get(LIBRARIES[0])}"
-    return finding(check, host, Status.PASS, f"{check}: {shown} (setup: {setup})", observed=shown)
+    return finding(check, host, Status.PASS, f"{shown} (setup: {setup})", observed=shown)

@@ -89,15 +89,15 @@ def _one(boards: Mapping[str, Mapping[str, Any]]) -> str | None:
 def _judge(host: str, boards: Mapping[str, Mapping[str, Any]] | None, common: str | None, strict: bool) -> Finding:
     check = "npu.firmware"
     if boards is None:
-        return finding(check, host, Status.SKIP, f"{check}: npu-smi not found on {host} (npu.smi says more)")
+        return finding(check, host, Status.SKIP, f"npu-smi not found on {host} (npu.smi says more)")
     if not boards:
-        return finding(check, host, Status.SKIP, f"{check}: npu-smi listed no NPU on {host} (npu.count says more)")
+        return finding(check, host, Status.SKIP, f"npu-smi listed no NPU on {host} (npu.count says more)")
     bad = sorted((int(n), str(b.get("compatibility"))) for n, b in boards.items()
                  if b.get("compatibility") and str(b["compatibility"]).upper() != "OK")
     if bad:
         listing = ", ".join(f"NPU {n}: {value}" for n, value in bad)
         return finding(check, host, Status.FAIL,
-                       f"{check}: npu-smi reports the driver and firmware of {host} as not compatible ({listing}): "
+                       f"npu-smi reports the driver and firmware of {host} as not compatible ({listing}): "
                        "the NPUs may fail to start or run unstable", observed=listing, expected="Compatibility: OK",
                        device=bad[0][0] if len(bad) == 1 else None,
                        remedy="npu-smi info -t board -i <id>; upgrade the firmware (or driver) to the pair the CANN "
@@ -106,17 +106,17 @@ def _judge(host: str, boards: Mapping[str, Mapping[str, Any]] | None, common: st
     if len(versions) > 1:
         on = {v: sorted((n for n, b in boards.items() if b.get("firmware") == v), key=int) for v in versions}
         listing = "; ".join(f"{v} on NPU {', '.join(ids)}" for v, ids in on.items())
-        return finding(check, host, Status.WARN, f"{check}: the NPUs of {host} run different firmware ({listing}): "
+        return finding(check, host, Status.WARN, f"the NPUs of {host} run different firmware ({listing}): "
                        "a partial upgrade", observed=listing, expected="one firmware version",
                        remedy="finish the firmware upgrade on every NPU of the host, then reboot")
     mine = versions[0] if versions else None
     if mine is not None and common is not None and mine != common and strict:
-        return finding(check, host, Status.WARN, f"{check}: {host} runs NPU firmware {mine}, most hosts {common}: "
+        return finding(check, host, Status.WARN, f"{host} runs NPU firmware {mine}, most hosts {common}: "
                        "firmware drift across the cluster", observed=mine, expected=common,
                        remedy=f"upgrade {host}'s NPU firmware to {common} (or the others to {mine})")
     if mine is not None and not strict and common is not None:
-        return finding(check, host, Status.WARN, f"{check}: {host} runs NPU firmware {mine}; the hosts run "
+        return finding(check, host, Status.WARN, f"{host} runs NPU firmware {mine}; the hosts run "
                        "different versions with no majority", observed=mine, expected="one firmware version")
     drivers = sorted({str(b.get("driver")) for b in boards.values() if b.get("driver")})
-    return finding(check, host, Status.PASS, f"{check}: {len(boards)} NPUs on {host}: firmware {mine or '?'}, "
+    return finding(check, host, Status.PASS, f"{len(boards)} NPUs on {host}: firmware {mine or '?'}, "
                    f"driver {', '.join(drivers) or '?'}, compatible", observed=f"firmware {mine}")

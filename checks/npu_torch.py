@@ -82,14 +82,14 @@ def _judge(host: str, facts: Facts, devices: int) -> Finding:
         else:
             remedy = f"on {host}: run the import by hand in the job's shell to see the whole error"
         return finding(check, host, Status.FAIL,
-                       f"{check}: import torch_npu fails in the job's environment on {host}: {error}",
+                       f"import torch_npu fails in the job's environment on {host}: {error}",
                        observed=error, expected="torch_npu imports", remedy=remedy)
     count = smoke.get("count")
     if devices > 0 and count != devices:
         return finding(check, host, Status.FAIL,
-                       f"{check}: torch.npu.device_count() is {count} on {host}, devices_per_host is {devices}: the "
+                       f"torch.npu.device_count() is {count} on {host}, devices_per_host is {devices}: the "
                        "job would start fewer ranks, or map a rank to a device that is not there",
                        observed=f"device_count {count}", expected=str(devices),
                        remedy=f"on {host}: npu-smi info; echo $ASCEND_RT_VISIBLE_DEVICES  # in the job's shell")
-    return finding(check, host, Status.PASS, f"{check}: torch_npu imports on {host}, {count} NPUs visible",
+    return finding(check, host, Status.PASS, f"torch_npu imports on {host}, {count} NPUs visible",
                    observed=f"device_count {count}")

@@ -40,12 +40,12 @@ def _judge(host: str, facts: Facts) -> Finding:
     engine = facts.get("engine")
     evidence = ", ".join(facts.get("evidence") or [])
     if not engine:
-        return finding(check, host, Status.PASS, f"{check}: {host} is not a container (no /.dockerenv, "
+        return finding(check, host, Status.PASS, f"{host} is not a container (no /.dockerenv, "
                        "/run/.containerenv or container cgroup)", observed="no container evidence")
     read_only = "; /proc/sys is read-only, so sysctl -w fails inside" if facts.get("proc_sys_ro") else ""
     return finding(
         check, host, Status.PASS,
-        f"{check}: {host} is a container ({engine}: {evidence}): its net.* sysctls are its own network "
+        f"{host} is a container ({engine}: {evidence}): its net.* sysctls are its own network "
         f"namespace's, set when it starts (docker run --sysctl, the pod's securityContext.sysctls){read_only}; "
         "the sysctl remedies in this report say so",
         observed=f"{engine} ({evidence})")

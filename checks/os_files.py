@@ -132,16 +132,16 @@ def _judge(host: str, facts: Facts, need: Need) -> Finding:
     check = "os.files"
     soft, hard = facts.get("soft"), facts.get("hard")
     if soft is None:
-        return finding(check, host, Status.ERROR, f"{check}: could not read the open-files limit on {host}")
+        return finding(check, host, Status.ERROR, f"could not read the open-files limit on {host}")
     observed = f"soft {_text(soft)}, hard {_text(hard)}"
     expected = f"soft >= {need.minimum}"
     if soft == "unlimited" or int(soft) >= need.minimum:
-        return finding(check, host, Status.PASS, f"{check}: {observed}", observed=observed, expected=expected)
+        return finding(check, host, Status.PASS, f"{observed}", observed=observed, expected=expected)
     raisable = hard == "unlimited" or (isinstance(hard, int) and hard >= need.minimum)
     note = f" (the job's setup failed: {facts['setup_failed']})" if facts.get("setup_failed") else ""
     return finding(
         check, host, Status.FAIL,
-        f"{check}: the job's open-files limit on {host} is {soft}, below {need.minimum} = {need.why}: NCCL's "
+        f"the job's open-files limit on {host} is {soft}, below {need.minimum} = {need.why}: NCCL's "
         "bootstrap and the rendezvous store fail with \"Too many open files\" and init_process_group fails or "
         f"hangs{note}" + ("" if raisable else f"; the hard limit {_text(hard)} does not allow raising it"),
         observed=observed, expected=expected, remedy=REMEDY_RAISE if raisable else REMEDY_HARD)

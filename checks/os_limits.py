@@ -236,24 +236,24 @@ def _shm(host: str, facts: Facts, accelerator: str, min_mib: int) -> Finding:
     remedy = f"mount -o remount,size={gib}G /dev/shm  # in a container: docker run --shm-size={gib}g"
     if "error" in entry:
         if "No such file" in str(entry["error"]):
-            return finding(check, host, Status.FAIL, f"{check}: there is no /dev/shm on {host}: NCCL cannot create "
+            return finding(check, host, Status.FAIL, f"there is no /dev/shm on {host}: NCCL cannot create "
                            "its shared-memory segments", observed="missing", expected=expected,
                            remedy="mount -t tmpfs -o size=1G tmpfs /dev/shm")
-        return finding(check, host, Status.ERROR, f"{check}: could not read /dev/shm: {entry['error']}")
+        return finding(check, host, Status.ERROR, f"could not read /dev/shm: {entry['error']}")
     size, avail = int(entry["size_kib"]), int(entry["avail_kib"])
     observed = f"{_size(size)} ({_size(avail)} free)"
     if size < min_mib * 1024:
         status = Status.FAIL if accelerator in ("gpu", "npu") else Status.WARN
         return finding(check, host, status,
-                       f"{check}: /dev/shm is {_size(size)}, below {min_mib} MiB: NCCL fails to extend its segments "
+                       f"/dev/shm is {_size(size)}, below {min_mib} MiB: NCCL fails to extend its segments "
                        "(\"failed to extend /dev/shm/nccl-*\") and DataLoader workers die with bus errors "
                        "(a container's default is 64 MiB)", observed=observed, expected=expected, remedy=remedy)
     if avail < min_mib * 1024:
         return finding(check, host, Status.WARN,
-                       f"{check}: only {_size(avail)} of /dev/shm ({_size(size)}) is free: segments left by a "
+                       f"only {_size(avail)} of /dev/shm ({_size(size)}) is free: segments left by a "
                        "crashed job?", observed=observed, expected=f">= {min_mib} MiB free",
                        remedy="ls -la /dev/shm  # remove stale nccl-*/torch_* files of jobs that are gone")
-    return finding(check, host, Status.PASS, f"{check}: /dev/shm {observed}", observed=observed, expected=expected)
+    return finding(check, host, Status.PASS, f"/dev/shm {observed}", observed=observed, expected=expected)
 
 
 def _limit_text(value: int | str | None) -> str:
@@ -265,16 +265,16 @@ def _limit_text(value: int | str | None) -> str:
 def _memlock(host: str, facts: Facts, accelerator: str, min_mib: int) -> Finding:
     check = "os.memlock"
     if accelerator not in ("gpu", "npu"):
-        return finding(check, host, Status.SKIP, f"{check}: not needed on a {accelerator} cluster (no RDMA)")
+        return finding(check, host, Status.SKIP, f"not needed on a {accelerator} cluster (no RDMA)")
     limits = facts.get("memlock") or {}
     soft, hard = limits.get("soft"), limits.get("hard")
     if soft is None:
-        return finding(check, host, Status.ERROR, f"{check}: could not read the locked-memory limit")
+        return finding(check, host, Status.ERROR, "could not read the locked-memory limit")
     expected = "unlimited" if min_mib < 0 else f">= {min_mib} MiB"
     observed = f"{_limit_text(soft)} (hard {_limit_text(hard)})"
     enough = soft == "unlimited" or (min_mib >= 0 and int(soft) >= min_mib * MIB)
     if enough:
-        return finding(check, host, Status.PASS, f"{check}: max locked memory {observed}", observed=observed,
+        return finding(check, host, Status.PASS, f"max locked memory {observed}", observed=observed,
                        expected=expected)
     if hard == "unlimited" or (min_mib >= 0 and isinstance(hard, int) and hard >= min_mib * MIB):
         value = "unlimited" if min_mib < 0 else str(min_mib * 1024)
@@ -283,7 +283,7 @@ def _memlock(host: str, facts: Facts, accelerator: str, min_mib: int) -> Finding
         remedy = ("echo '* - memlock unlimited' > /etc/security/limits.d/90-memlock.conf  # log in again; "
                   "in a container: docker run --ulimit memlock=-1")
     return finding(check, host, Status.WARN,
-                   f"{check}: max locked memory is {observed}: over InfiniBand/RoCE, NCCL and HCCL cannot pin "
+                   f"max locked memory is {observed}: over InfiniBand/RoCE, NCCL and HCCL cannot pin "
                    "their buffers (ibv_reg_mr fails)", observed=observed, expected=expected, remedy=remedy)
 
 
@@ -292,17 +292,17 @@ def _memory(host: str, facts: Facts, warn_pct: float, min_mib: int) -> Finding:
     memory = facts.get("memory") or {}
     total, avail = memory.get("total_kib"), memory.get("available_kib")
     if not isinstance(avail, int) or not isinstance(total, int) or total <= 0:
-        return finding(check, host, Status.ERROR, f"{check}: could not read /proc/meminfo")
+        return finding(check, host, Status.ERROR, "could not read /proc/meminfo")
     observed = f"{_size(avail)} available of {_size(total)}"
     remedy = "ps -eo pid,rss,etime,cmd --sort=-rss | head -15  # processes left by an earlier job?"
     if avail < min_mib * 1024:
-        return finding(check, host, Status.FAIL, f"{check}: only {observed} on {host}: the job will be OOM-killed",
+        return finding(check, host, Status.FAIL, f"only {observed} on {host}: the job will be OOM-killed",
                        observed=observed, expected=f">= {min_mib} MiB available", remedy=remedy)
     if avail * 100 < total * warn_pct:
         return finding(check, host, Status.WARN,
-                       f"{check}: only {observed} ({100 * avail / total:.0f}%) on {host}, below {warn_pct:g}%",
+                       f"only {observed} ({100 * avail / total:.0f}%) on {host}, below {warn_pct:g}%",
                        observed=observed, expected=f">= {warn_pct:g}% available", remedy=remedy)
-    return finding(check, host, Status.PASS, f"{check}: {observed}", observed=observed)
+    return finding(check, host, Status.PASS, f"{observed}", observed=observed)
 
 
 def _disk(host: str, facts: Facts, warn_gib: float, min_gib: float) -> Finding:
@@ -317,18 +317,18 @@ def _disk(host: str, facts: Facts, warn_gib: float, min_gib: float) -> Finding:
         elif str(entry.get("mount")) not in seen:
             seen[str(entry.get("mount"))] = (path, int(entry["avail_kib"]))
     if not seen:
-        return finding(check, host, Status.ERROR, f"{check}: could not read free space: {'; '.join(errors)}")
+        return finding(check, host, Status.ERROR, f"could not read free space: {'; '.join(errors)}")
     observed = ", ".join(f"{path} {_size(free)} free" for path, free in seen.values())
     worst_path, worst = min(seen.values(), key=lambda item: item[1])
     remedy = f"du -xhd1 {worst_path} 2>/dev/null | sort -h | tail  # then free space on {worst_path}"
     if worst < min_gib * MIB:
-        return finding(check, host, Status.FAIL, f"{check}: {worst_path} has {_size(worst)} free on {host}, below "
+        return finding(check, host, Status.FAIL, f"{worst_path} has {_size(worst)} free on {host}, below "
                        f"{min_gib:g} GiB: probes, compile caches and logs fail to write", observed=observed,
                        expected=f">= {min_gib:g} GiB free", remedy=remedy)
     if worst < warn_gib * MIB:
-        return finding(check, host, Status.WARN, f"{check}: {worst_path} has {_size(worst)} free on {host}, below "
+        return finding(check, host, Status.WARN, f"{worst_path} has {_size(worst)} free on {host}, below "
                        f"{warn_gib:g} GiB", observed=observed, expected=f">= {warn_gib:g} GiB free", remedy=remedy)
-    return finding(check, host, Status.PASS, f"{check}: {observed}", observed=observed,
+    return finding(check, host, Status.PASS, f"{observed}", observed=observed,
                    expected=f">= {warn_gib:g} GiB free")
 
 
@@ -373,9 +373,9 @@ def _clock(facts: Mapping[str, Facts], warn_s: float, max_s: float) -> list[Find
         if isinstance(offset, list) and len(offset) == 2 and all(isinstance(v, (int, float)) for v in offset):
             intervals[host] = (float(offset[0]), float(offset[1]))
         elif clock.get("time") is None:
-            findings.append(finding(check, host, Status.ERROR, f"{check}: could not read the host's time"))
+            findings.append(finding(check, host, Status.ERROR, "could not read the host's time"))
         else:
-            findings.append(finding(check, host, Status.ERROR, f"{check}: no controller send/receive time for "
+            findings.append(finding(check, host, Status.ERROR, "no controller send/receive time for "
                                     f"{host}: its offset cannot be bracketed"))
     reference, against = (0.0, 0.0), "the controller"
     if len(intervals) >= 3:
@@ -391,16 +391,16 @@ def _clock(facts: Mapping[str, Facts], warn_s: float, max_s: float) -> list[Find
         if abs(skew) > max_s:
             findings.append(finding(
                 check, host, Status.FAIL,
-                f"{check}: {host}'s clock is at least {abs(skew):.1f} s off {against}, over {max_s:g} s: torchrun's "
+                f"{host}'s clock is at least {abs(skew):.1f} s off {against}, over {max_s:g} s: torchrun's "
                 "rendezvous drops nodes whose heartbeat looks older than 15 s, TLS rejects certificates, logs do "
                 "not line up", observed=observed, expected=f"within {max_s:g} s", remedy=remedy))
         elif abs(skew) > warn_s:
             findings.append(finding(
                 check, host, Status.WARN,
-                f"{check}: {host}'s clock is at least {abs(skew):.1f} s off {against}, over {warn_s:g} s: logs of "
+                f"{host}'s clock is at least {abs(skew):.1f} s off {against}, over {warn_s:g} s: logs of "
                 "different hosts do not line up", observed=observed, expected=f"within {warn_s:g} s",
                 remedy=remedy))
         else:
-            findings.append(finding(check, host, Status.PASS, f"{check}: {observed} from {against}",
+            findings.append(finding(check, host, Status.PASS, f"{observed} from {against}",
                                     observed=observed, expected=f"within {warn_s:g} s"))
     return findings

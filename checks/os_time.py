@@ -159,13 +159,13 @@ def _judge(host: str, facts: Facts, warn_s: float, max_s: float, warn_ppm: float
     if problems:
         status = max((p[0] for p in problems), key=lambda s: s.rank)
         remedy = "; ".join(dict.fromkeys(p[2] for p in problems))
-        return finding(check, host, status, f"{check}: {host}: " + "; ".join(p[1] for p in problems)
+        return finding(check, host, status, f"{host}: " + "; ".join(p[1] for p in problems)
                        + f" ({observed})", observed=observed, expected=expected, remedy=remedy)
     if synced:
-        return finding(check, host, Status.PASS, f"{check}: {observed}", observed=observed, expected=expected)
+        return finding(check, host, Status.PASS, f"{observed}", observed=observed, expected=expected)
     if unread:
-        return finding(check, host, Status.ERROR, f"{check}: could not read {host}'s time-sync state: "
+        return finding(check, host, Status.ERROR, f"could not read {host}'s time-sync state: "
                        + "; ".join(unread), observed=observed)
     return finding(check, host, Status.SKIP,
-                   f"{check}: cannot tell whether {host}'s clock is synchronised ({observed}: no systemd, as in most "
+                   f"cannot tell whether {host}'s clock is synchronised ({observed}: no systemd, as in most "
                    "containers, whose clock is the host's, and no chronyd answering)", observed=observed)

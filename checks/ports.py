@@ -225,7 +225,7 @@ class PortsCheck(Check):
         npu = ctx.cluster.accelerator == "npu"
         if not npu:
             findings.append(finding("ports.reserved", None, Status.SKIP,
-                                    f"ports.reserved: HCCL port reservation applies to npu clusters "
+                                    "HCCL port reservation applies to npu clusters "
                                     f"(accelerator is {ctx.cluster.accelerator})"))
         for host in sorted(facts):
             hccl = hccl_ports(host, ctx) if npu else None
@@ -260,7 +260,7 @@ def _judge_reserved(host: str, facts: Facts, hccl: HcclPorts, window: Range | No
     check = "ports.reserved"
     low, high = HCCL_BASE_RANGE
     if hccl.auto:
-        return finding(check, host, Status.PASS, f"{check}: {hccl.setting}: HCCL takes its host ports from the OS, "
+        return finding(check, host, Status.PASS, f"{hccl.setting}: HCCL takes its host ports from the OS, "
                        "so there is nothing to reserve", observed=hccl.setting, expected="nothing to reserve")
     if not hccl.usable:
         if hccl.setting.startswith(HCCL_RANGE_ENV):
@@ -271,12 +271,12 @@ def _judge_reserved(host: str, facts: Facts, hccl: HcclPorts, window: Range | No
             fix = (f"set {HCCL_BASE_ENV} under env: in hosts.yaml (and in the job) to a port in {low}-{high}, "
                    f"or drop it for the default {HCCL_BASE_DEFAULT}")
         return finding(check, host, Status.FAIL,
-                       f"{check}: {hccl.setting} in hosts.yaml is not usable ({wanted}): HCCL cannot use it",
+                       f"{hccl.setting} in hosts.yaml is not usable ({wanted}): HCCL cannot use it",
                        observed=hccl.setting, expected=wanted, remedy=fix)
     raw = facts.get("reserved_ports")
     reserved = parse_port_list(raw if isinstance(raw, str) else None)
     if reserved is None:
-        return finding(check, host, Status.ERROR, f"{check}: could not read {RESERVED_KEY}",
+        return finding(check, host, Status.ERROR, f"could not read {RESERVED_KEY}",
                        observed=None if raw is None else str(raw), expected=f"{hccl.text} reserved")
     observed = format_port_list(reserved) or "(none)"
 
@@ -291,14 +291,14 @@ def _judge_reserved(host: str, facts: Facts, hccl: HcclPorts, window: Range | No
     if missing:
         return finding(
             check, host, Status.FAIL,
-            f"{check}: HCCL ports {hccl.text} are not all in {RESERVED_KEY}: {format_port_list(missing)} missing "
+            f"HCCL ports {hccl.text} are not all in {RESERVED_KEY}: {format_port_list(missing)} missing "
             f"({hccl.why}); an outgoing connection can be given one of them as its source port first, and HCCL "
             "then fails to bind it during communicator init",
             observed=observed, expected=f"{wide.text} reserved", remedy=remedy)
     if wide_missing:
         return finding(
             check, host, Status.WARN,
-            f"{check}: HCCL ports {hccl.text} are reserved, but HCCL may use {wide.count} ports here and "
+            f"HCCL ports {hccl.text} are reserved, but HCCL may use {wide.count} ports here and "
             f"{format_port_list(wide_missing)} is not reserved ({hccl.why}); reserving {wide.text} is harmless",
             observed=observed, expected=f"{wide.text} reserved", remedy=remedy)
     notes = []
@@ -310,7 +310,7 @@ def _judge_reserved(host: str, facts: Facts, hccl: HcclPorts, window: Range | No
         notes.append("CANN 8.2.RC1 and later use 32: reserving 32 now is harmless")
     note = f"; {'; '.join(notes)}" if notes else ""
     state = "reserved" if not outside else "reserved where the kernel could hand them out"
-    return finding(check, host, Status.PASS, f"{check}: HCCL ports {hccl.text} {state} ({hccl.why}){note}",
+    return finding(check, host, Status.PASS, f"HCCL ports {hccl.text} {state} ({hccl.why}){note}",
                    observed=observed, expected=f"{hccl.text} reserved")
 
 
@@ -324,12 +324,12 @@ def _judge_listening(host: str, facts: Facts, ctx: EvalContext, hccl: HcclPorts 
         var = HCCL_RANGE_ENV if hccl.setting.startswith(HCCL_RANGE_ENV) else HCCL_BASE_ENV
         targets += [(f"HCCL ports {hccl.text}", r, f"or set {var} to a free range") for r in hccl.ranges]
     if not targets:
-        return finding(check, host, Status.SKIP, f"{check}: no job port to check on {host} (not the master, and "
+        return finding(check, host, Status.SKIP, f"no job port to check on {host} (not the master, and "
                        "HCCL ports are checked on npu clusters only)")
     expected = "; ".join(f"{what} free" for what, _, _ in targets)
     listeners = facts.get("listeners")
     if not isinstance(listeners, list):
-        return finding(check, host, Status.ERROR, f"{check}: {facts.get('error') or 'listening sockets not read'}",
+        return finding(check, host, Status.ERROR, f"{facts.get('error') or 'listening sockets not read'}",
                        expected=expected)
     problems: list[str] = []
     pids: set[int] = set()
@@ -359,9 +359,9 @@ def _judge_listening(host: str, facts: Facts, ctx: EvalContext, hccl: HcclPorts 
         else:
             remedy = f"kill {' '.join(map(str, sorted(pids)))}  # stop the holder, {'; '.join(hints)}"
         return finding(check, host, Status.FAIL,
-                       f"{check}: {'; '.join(problems)}: the job cannot bind it and fails at init with "
+                       f"{'; '.join(problems)}: the job cannot bind it and fails at init with "
                        "'address already in use'",
                        observed="; ".join(problems), expected=expected, remedy=remedy)
     source = "ss" if facts.get("source") == "ss" else f"/proc/net/tcp, {facts.get('ss')}"
-    return finding(check, host, Status.PASS, f"{check}: {expected} (read with {source})", observed="free",
+    return finding(check, host, Status.PASS, f"{expected} (read with {source})", observed="free",
                    expected=expected)

@@ -201,22 +201,22 @@ def _judge(check: str, host: str, key: str, raw: str | None, need: Need,
            container: Mapping[str, Any] | None = None) -> Finding:
     expected = f">= {need.minimum}" + (f" (advised: {need.advised})" if need.advised else "")
     if raw is None or not raw.strip().isdecimal():
-        return finding(check, host, Status.ERROR, f"{check}: could not read {key}", observed=raw,
+        return finding(check, host, Status.ERROR, f"could not read {key}", observed=raw,
                        expected=expected)
     value = int(raw)
     if value < need.minimum:
         return finding(
             check, host, Status.FAIL,
-            f"{check}: {key} is {value}, below {need.minimum} = {need.why}: the kernel drops the connections the "
+            f"{key} is {value}, below {need.minimum} = {need.why}: the kernel drops the connections the "
             "queue cannot hold and init_process_group fails or hangs",
             observed=str(value), expected=expected, remedy=_remedy(key, max(need.minimum, need.advised), container),
         )
     if value < need.advised:
         return finding(check, host, Status.WARN,
-                       f"{check}: {key} is {value}: enough for this job ({need.minimum} = {need.why}), below "
+                       f"{key} is {value}: enough for this job ({need.minimum} = {need.why}), below "
                        f"{need.advised}: {need.advice}",
                        observed=str(value), expected=expected, remedy=_remedy(key, need.advised, container))
-    return finding(check, host, Status.PASS, f"{check}: {key} = {value} (>= {need.minimum} = {need.why})",
+    return finding(check, host, Status.PASS, f"{key} = {value} (>= {need.minimum} = {need.why})",
                    observed=str(value), expected=expected)
 
 
@@ -244,7 +244,7 @@ def _judge_port_range(host: str, ports: Mapping[str, Any], ctx: EvalContext,
         if hccl.base is not None:  # a bad HCCL_IF_BASE_PORT is ports.reserved's to report
             targets.append((f"HCCL ports {hccl.text}", hccl.range, hccl.why))
     if not targets:
-        return finding(check, host, Status.SKIP, f"{check}: no job port to check on {host} (not the master, and "
+        return finding(check, host, Status.SKIP, f"no job port to check on {host} (not the master, and "
                        "HCCL ports are checked on npu clusters only)")
     raw_range, raw_reserved = ports.get(PORT_RANGE_KEY), ports.get(RESERVED_KEY)
     window = parse_port_range(raw_range)
@@ -252,7 +252,7 @@ def _judge_port_range(host: str, ports: Mapping[str, Any], ctx: EvalContext,
     expected = " and ".join(name for name, _, _ in targets) + " outside the ephemeral range or reserved"
     if window is None or reserved is None:
         bad = PORT_RANGE_KEY if window is None else RESERVED_KEY
-        return finding(check, host, Status.ERROR, f"{check}: could not read {bad}",
+        return finding(check, host, Status.ERROR, f"could not read {bad}",
                        observed=str(ports.get(bad)), expected=expected)
     observed = f"{PORT_RANGE_KEY} = {window[0]}-{window[1]}; reserved: {format_port_list(reserved) or '(none)'}"
     exposed: list[str] = []
@@ -267,12 +267,12 @@ def _judge_port_range(host: str, ports: Mapping[str, Any], ctx: EvalContext,
     if exposed:
         return finding(
             check, host, Status.WARN,
-            f"{check}: {' and '.join(exposed)} inside {PORT_RANGE_KEY} ({window[0]}-{window[1]}) and not in "
+            f"{' and '.join(exposed)} inside {PORT_RANGE_KEY} ({window[0]}-{window[1]}) and not in "
             f"{RESERVED_KEY}: the kernel may hand such a port to any outgoing connection as its source port "
             "before the job binds it, and the job then fails with 'address already in use' (likelier the more "
             "connections the node opens)",
             observed=observed, expected=expected,
             remedy=reserve_remedy(reserved, to_reserve, container))
     names = " and ".join(name for name, _, _ in targets)
-    return finding(check, host, Status.PASS, f"{check}: {names} outside the ephemeral range {window[0]}-{window[1]} "
+    return finding(check, host, Status.PASS, f"{names} outside the ephemeral range {window[0]}-{window[1]} "
                    "or reserved", observed=observed, expected=expected)

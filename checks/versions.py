@@ -180,7 +180,7 @@ class VersionsCheck(Check):
         for host in sorted(broken):
             findings.append(finding(
                 "versions.python", host, Status.ERROR,
-                f"versions.python: the interpreter could not run: {facts[host]['python_error']}",
+                f"the interpreter could not run: {facts[host]['python_error']}",
                 remedy=HOW_TO_NAME))
         # Hosts whose interpreter nobody named (python3 on the login PATH): what it lacks is no evidence about
         # the node (a prolog's bare environment never sees the job's venv). Host -> the interpreter tried.
@@ -209,13 +209,13 @@ def _judge_setup(facts: Mapping[str, Facts]) -> list[Finding]:
         if "failed" in setup:
             findings.append(finding(
                 check, host, Status.FAIL,
-                f"{check}: the setup lines failed on {host} ({setup['failed']}): the job's environment is not what "
+                f"the setup lines failed on {host} ({setup['failed']}): the job's environment is not what "
                 "its launch will see; the python-level checks ran without it",
                 observed=setup["failed"], expected="setup lines exit 0",
                 remedy="fix `setup:` in hosts.yaml (run the lines by hand on the host: bash -c '...')"))
             continue
         said = setup.get("sourced") or setup.get("ran") or "ran"
-        findings.append(finding(check, host, Status.PASS, f"{check}: {said}", observed=said))
+        findings.append(finding(check, host, Status.PASS, f"{said}", observed=said))
     return findings
 
 
@@ -229,13 +229,13 @@ def _judge_torch_npu(facts: Mapping[str, Facts], broken: set[str]) -> list[Findi
         problem = torch_npu_problem(f.get("torch"), f.get("torch_npu"), f.get("cann"))
         combo = f"torch {f.get('torch')}, torch_npu {f.get('torch_npu')}, CANN {f.get('cann') or 'unknown'}"
         if problem:
-            findings.append(finding(check, host, Status.FAIL, f"{check}: {problem}", observed=combo,
+            findings.append(finding(check, host, Status.FAIL, f"{problem}", observed=combo,
                                     expected="a pairing from Ascend/pytorch's compatibility table",
                                     remedy="pip install the torch / torch_npu pair listed for the installed CANN"))
         else:
             known = (f.get("cann") or "").strip() in TORCH_NPU_FOR_CANN
             findings.append(finding(check, host, Status.PASS if known else Status.SKIP,
-                                    f"{check}: {combo}" + ("" if known else " (CANN release not in the table)"),
+                                    f"{combo}" + ("" if known else " (CANN release not in the table)"),
                                     observed=combo))
     return findings
 
@@ -264,11 +264,11 @@ def _missing(component: Component, host: str, expected: object, guess: str | Non
     wanted = str(expected) if expected else "installed"
     if guess is not None:
         return finding(check, host, Status.SKIP,
-                       f"{check}: {component.label} not found by {guess}, which nobody named as the job's "
+                       f"{component.label} not found by {guess}, which nobody named as the job's "
                        "interpreter (python3 on the login PATH): not judged", observed=f"missing in {guess}",
                        expected=wanted, remedy=HOW_TO_NAME)
     by = " by the job's interpreter" if component.key in PYTHON_LEVEL else ""
-    return finding(check, host, Status.FAIL, f"{check}: {component.label} not found on this host{by}",
+    return finding(check, host, Status.FAIL, f"{component.label} not found on this host{by}",
                    observed="missing", expected=wanted, remedy=component.remedy)
 
 
@@ -284,7 +284,7 @@ def _judge(component: Component, values: Mapping[str, str | None], shown: Mappin
     if not present:
         if expected is not None or required:
             return [_missing(component, h, expected, guessed.get(h)) for h in sorted(values)]
-        return [finding(check, None, Status.SKIP, f"{check}: {component.label} is not installed on any host")]
+        return [finding(check, None, Status.SKIP, f"{component.label} is not installed on any host")]
     if expected is not None:
         target, reason = _comparable(component.key, str(expected)), "the configured expectation"
     else:
@@ -292,7 +292,7 @@ def _judge(component: Component, values: Mapping[str, str | None], shown: Mappin
         reason = "the cluster majority"
         if not strict:
             spread = ", ".join(f"{h}={shown[h] or 'missing'}" for h in sorted(values))
-            return [finding(check, h, Status.FAIL, f"{check}: {component.label} differs with no majority: {spread}",
+            return [finding(check, h, Status.FAIL, f"{component.label} differs with no majority: {spread}",
                             observed=shown[h] or "missing", remedy=component.remedy) for h in sorted(values)]
     findings = []
     for host in sorted(values):
@@ -300,12 +300,12 @@ def _judge(component: Component, values: Mapping[str, str | None], shown: Mappin
         if value is None and expected is not None and host in guessed:  # only a guess lacks it: not judged
             findings.append(_missing(component, host, expected, guessed[host]))
         elif value == target:
-            findings.append(finding(check, host, Status.PASS, f"{check}: {component.label} {full}",
+            findings.append(finding(check, host, Status.PASS, f"{component.label} {full}",
                                     observed=full, expected=str(target)))
         else:
             what = "missing" if value is None else full
             findings.append(finding(
                 check, host, Status.FAIL,
-                f"{check}: {component.label} is {what} on {host}, but {target} per {reason}",
+                f"{component.label} is {what} on {host}, but {target} per {reason}",
                 observed=what, expected=str(target), remedy=component.remedy))
     return findings

@@ -44,5 +44,10 @@ def median(values: Sequence[float]) -> float:
 
 
 def finding(check: str, host: str | None, status: Status, message: str, **extra: Any) -> Finding:
-    """Shorthand that keeps evaluators readable."""
-    return Finding(check=check, host=host, status=status, message=message, **extra)
+    """A finding whose message starts with its id: ``message`` is what follows (every message starts so, and
+    only here is it written).
+
+    >>> finding("os.shm", "n1", Status.FAIL, "/dev/shm is 64 MiB on n1").message
+    'os.shm: /dev/shm is 64 MiB on n1'
+    """
+    return Finding(check=check, host=host, status=status, message=f"{check}: {message}", **extra)

@@ -184,37 +184,37 @@ class ClusterView:
         name = facts.get("hostname")
         resolved = facts.get("self") or {}
         if not name:
-            return finding(check, host, Status.ERROR, f"{check}: could not read the host name")
+            return finding(check, host, Status.ERROR, "could not read the host name")
         error = resolved.get("error")
         training = self.training[host][0] or next(
             (i for i in self.ifaces.get(host) or [] if i.running and not i.loopback and i.usable), None)
         address = str(training.usable[0].ip) if training is not None and training.usable else "<address>"
         add = _hosts_entry_remedy(str(name), address)
         if error and error != "not found":
-            return finding(check, host, Status.ERROR, f"{check}: could not resolve {name}: {error}")
+            return finding(check, host, Status.ERROR, f"could not resolve {name}: {error}")
         if error:
             return finding(check, host, Status.FAIL,
-                           f"{check}: the host name {name} does not resolve on {host}: gloo falls back to "
+                           f"the host name {name} does not resolve on {host}: gloo falls back to "
                            "loopback and peers cannot connect", observed="unresolved",
                            expected="a non-loopback address of this host", remedy=add)
         addrs = [str(a) for a in resolved.get("addrs") or []]
         bind = self.bind_address(host)
         if bind is None:
             return finding(check, host, Status.FAIL,
-                           f"{check}: {name} resolves to {', '.join(addrs)}, none of which is an address of {host}",
+                           f"{name} resolves to {', '.join(addrs)}, none of which is an address of {host}",
                            observed=", ".join(addrs), expected="an address of this host", remedy=add)
         if is_loopback(bind):
             if len(self.ctx.hosts) == 1:  # a single-node job talks to itself over loopback just fine: not a fault
                 return finding(check, host, Status.PASS,
-                               f"{check}: {name} resolves to {bind} (loopback): fine while the job runs on this host "
+                               f"{name} resolves to {bind} (loopback): fine while the job runs on this host "
                                "alone; a multi-node job needs a non-loopback address here",
                                observed=f"{name} -> {bind}", expected="a non-loopback address (multi-node only)")
             return finding(check, host, Status.FAIL,
-                           f"{check}: {name} resolves to {bind} (loopback) on {host}: gloo binds loopback and "
+                           f"{name} resolves to {bind} (loopback) on {host}: gloo binds loopback and "
                            "peers cannot connect" + (" (Debian's installer maps the host name to 127.0.1.1 in "
                                                      "/etc/hosts)" if bind == "127.0.1.1" else ""),
                            observed=f"{name} -> {bind}", expected="a non-loopback address", remedy=add)
-        return finding(check, host, Status.PASS, f"{check}: {name} resolves to {bind}", observed=f"{name} -> {bind}")
+        return finding(check, host, Status.PASS, f"{name} resolves to {bind}", observed=f"{name} -> {bind}")
 
     def master_finding(self, host: str) -> Finding:
         check = "net.master_resolution"
@@ -224,40 +224,40 @@ class ClusterView:
         expected = self.expected
         add = _hosts_entry_remedy(str(name), expected) if expected else None
         if error and error != "not found":
-            return finding(check, host, Status.ERROR, f"{check}: could not resolve {name}: {error}")
+            return finding(check, host, Status.ERROR, f"could not resolve {name}: {error}")
         if error:
             if not self.master_resolves_somewhere:
                 return finding(check, host, Status.WARN,
-                               f"{check}: the master's name {name} resolves on no host: MASTER_ADDR must be an "
+                               f"the master's name {name} resolves on no host: MASTER_ADDR must be an "
                                "IP address", observed="unresolved", expected="resolvable, or an IP as MASTER_ADDR")
             return finding(check, host, Status.FAIL,
-                           f"{check}: the master's name {name} does not resolve on {host}, other hosts resolve it "
+                           f"the master's name {name} does not resolve on {host}, other hosts resolve it "
                            f"to {expected}", observed="unresolved", expected=expected, remedy=add)
         address = str(resolved["addrs"][0])
         observed = f"{name} -> {address}"
         if host == self.master and (is_loopback(address) or (self.master_own and address in self.master_own)):
             return finding(check, host, Status.PASS,
-                           f"{check}: {name} resolves to {address} on the master itself", observed=observed)
+                           f"{name} resolves to {address} on the master itself", observed=observed)
         if is_loopback(address):
             return finding(check, host, Status.FAIL,
-                           f"{check}: the master's name {name} resolves to loopback {address} on {host}",
+                           f"the master's name {name} resolves to loopback {address} on {host}",
                            observed=observed, expected=expected, remedy=add)
         if expected and address != expected and self.master_own and address in self.master_own:
             return finding(check, host, Status.WARN,
-                           f"{check}: the master's name {name} resolves to {address} on {host}, another address of "
+                           f"the master's name {name} resolves to {address} on {host}, another address of "
                            f"the master than the {expected} the other hosts use (another network or family?)",
                            observed=observed, expected=expected, remedy=add)
         if expected and address != expected:
             return finding(check, host, Status.FAIL,
-                           f"{check}: the master's name {name} resolves to {address} on {host}, but to {expected} "
+                           f"the master's name {name} resolves to {address} on {host}, but to {expected} "
                            "on the other hosts", observed=observed, expected=expected, remedy=add)
         if self.master_own is not None and address not in self.master_own:
             own = ", ".join(sorted(self.master_own)) or "none"
             return finding(check, host, Status.FAIL,
-                           f"{check}: the master's name {name} resolves to {address}, which is not an address of "
+                           f"the master's name {name} resolves to {address}, which is not an address of "
                            f"{self.master} (it has {own})", observed=observed, expected=f"one of {own}",
                            remedy="fix the master's entry in DNS or /etc/hosts on every host")
-        return finding(check, host, Status.PASS, f"{check}: {name} resolves to {address}", observed=observed,
+        return finding(check, host, Status.PASS, f"{name} resolves to {address}", observed=observed,
                        expected=expected)
 
     def family_finding(self, host: str) -> Finding:
@@ -265,7 +265,7 @@ class ClusterView:
         bind = self.bind_address(host)
         family = ip_family(bind)
         if family is None:
-            return finding(check, host, Status.SKIP, f"{check}: the host's own name has no local address "
+            return finding(check, host, Status.SKIP, "the host's own name has no local address "
                                                      "(see net.hostname)")
         target = ip_family(self.expected)
         reason = f"the master's address {self.expected}"
@@ -274,21 +274,21 @@ class ClusterView:
             reason = "the majority of hosts"
         if family != target:
             return finding(check, host, Status.FAIL,
-                           f"{check}: {host} binds {bind} ({family}), but {reason} is {target}: gloo/NCCL peers of "
+                           f"{host} binds {bind} ({family}), but {reason} is {target}: gloo/NCCL peers of "
                            "different address families cannot connect", observed=f"{family} ({bind})",
                            expected=str(target),
                            remedy="give every host an address of the same family first in /etc/hosts or DNS")
-        return finding(check, host, Status.PASS, f"{check}: {family} ({bind})", observed=family, expected=target)
+        return finding(check, host, Status.PASS, f"{family} ({bind})", observed=family, expected=target)
 
     def interface_finding(self, host: str) -> Finding:
         check = "net.interface"
         facts = self.facts[host]
         if self.ifaces[host] is None:
             return finding(check, host, Status.ERROR,
-                           f"{check}: could not list interfaces: {facts.get('interfaces_error') or 'no data'}")
+                           f"could not list interfaces: {facts.get('interfaces_error') or 'no data'}")
         if facts.get("addrs_error"):
             return finding(check, host, Status.ERROR,
-                           f"{check}: could not list addresses (ip -o addr show): {facts['addrs_error']}",
+                           f"could not list addresses (ip -o addr show): {facts['addrs_error']}",
                            remedy="install iproute2")
         problems: list[tuple[Status, str, str | None]] = []
         chosen = []
@@ -310,7 +310,7 @@ class ClusterView:
             route = self._route_interface(host)
             if route is None and self.expected is None:
                 return finding(check, host, Status.SKIP,
-                               f"{check}: no interface variable is set and the master's address is unknown")
+                               "no interface variable is set and the master's address is unknown")
             if route is None:
                 problems.append((Status.WARN, f"no interface variable is set and no interface of {host} reaches the "
                                  f"master's network ({self.expected})", None))
@@ -319,11 +319,11 @@ class ClusterView:
         if problems:
             status = Status.worst([p[0] for p in problems])
             worst = next(p for p in problems if p[0] == status)
-            return finding(check, host, status, f"{check}: " + "; ".join(p[1] for p in problems),
+            return finding(check, host, status, "; ".join(p[1] for p in problems),
                            observed="; ".join(chosen) or "no usable interface",
                            expected="running interfaces with an address, on the master's network",
                            remedy=worst[2] or None)
-        return finding(check, host, Status.PASS, f"{check}: " + "; ".join(chosen), observed="; ".join(chosen))
+        return finding(check, host, Status.PASS, "; ".join(chosen), observed="; ".join(chosen))
 
     def mtu_findings(self) -> list[Finding]:
         check = "net.mtu"
@@ -332,10 +332,10 @@ class ClusterView:
         for host in self.facts:
             iface, why = self.training[host]
             if self.ifaces[host] is None:
-                findings.append(finding(check, host, Status.ERROR, f"{check}: could not list interfaces"))
+                findings.append(finding(check, host, Status.ERROR, "could not list interfaces"))
             elif iface is None or iface.mtu is None:
                 findings.append(finding(check, host, Status.SKIP,
-                                        f"{check}: no training interface could be determined on {host}"))
+                                        f"no training interface could be determined on {host}"))
             else:
                 known[host] = iface.mtu
         target, strict = majority(known)
@@ -347,16 +347,16 @@ class ClusterView:
             if len(set(known.values())) > 1 and not strict:
                 spread = ", ".join(f"{h}={m}" for h, m in known.items())
                 findings.append(finding(check, host, Status.FAIL,
-                                        f"{check}: the training interfaces' MTU differs with no majority: {spread}",
+                                        f"the training interfaces' MTU differs with no majority: {spread}",
                                         observed=f"{name} mtu {mtu}", expected="the same MTU on every host",
                                         remedy=f"ip link set dev {shlex.quote(name)} mtu <the fabric's MTU>  "
                                                "# the same on every host"))
             elif mtu != target:
                 findings.append(finding(check, host, Status.FAIL,
-                                        f"{check}: {name} ({why}) has MTU {mtu} on {host}, the other hosts use "
+                                        f"{name} ({why}) has MTU {mtu} on {host}, the other hosts use "
                                         f"{target}: large messages stall or fragment", observed=f"{name} mtu {mtu}",
                                         expected=f"mtu {target}", remedy=remedy))
             else:
-                findings.append(finding(check, host, Status.PASS, f"{check}: {name} mtu {mtu} ({why})",
+                findings.append(finding(check, host, Status.PASS, f"{name} mtu {mtu} ({why})",
                                         observed=f"{name} mtu {mtu}", expected=f"mtu {target}"))
         return findings

@@ -58,3 +58,49 @@ def test_probes_read_no_clock(path: Path) -> None:
 def test_module_names_and_sizes() -> None:
     for path in MODULES:
         assert len(path.read_text(encoding="utf-8").splitlines()) <= 520, f"{path.name} is over ~500 lines"
+
+
+def _leftmost_text(node: ast.expr) -> str:
+    """The source of the left-most string of a message (``f"..." + x`` -> ``f"..."``)."""
+    while isinstance(node, ast.BinOp):
+        node = node.left
+    return ast.unparse(node)
+
+
+def hand_written_prefixes(tree: ast.AST) -> list[int]:
+    """Lines of ``finding(id, host, status, message)`` calls whose message starts with the id again:
+    ``finding()`` writes the ``"<id>: "`` prefix itself."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "finding" \
+                and len(node.args) >= 4:
+            ident, text = node.args[0], _leftmost_text(node.args[3])
+            literal = ident.value if isinstance(ident, ast.Constant) and isinstance(ident.value, str) else None
+            starts = ([f"{literal}: "] if literal else []) + [f"{{{ast.unparse(ident)}}}: "]
+            if any(text.lstrip("rbfRBF").lstrip("'\"").startswith(start) for start in starts):
+                lines.append(node.lineno)
+    return lines
+
+
+SOURCES = sorted({*CHECKS_DIR.glob("*.py"), *(p for p in (CHECKS_DIR.parent / "preflight").rglob("*.py")
+                                              if "checks" not in p.relative_to(CHECKS_DIR.parent).parts)})
+
+
+def test_finding_owns_the_id_prefix() -> None:
+    found = {f"{p.relative_to(CHECKS_DIR.parent)}:{line}" for p in SOURCES
+             for line in hand_written_prefixes(ast.parse(p.read_text(encoding="utf-8")))}
+    assert not found, f"finding() prefixes the id itself: drop the hand-written one at {sorted(found)}"
+
+
+def test_checks_build_findings_with_finding() -> None:
+    """A check never builds a ``Finding`` itself: ``finding()`` writes its id prefix."""
+    for path in MODULES:
+        calls = [n for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "Finding"]
+        assert not calls, f"{path.name}:{calls[0].lineno} builds a Finding: call finding()"
+
+
+def test_the_prefix_rule_sees_a_prefix() -> None:
+    tree = ast.parse('finding(check, h, s, f"{check}: x")\nfinding("os.shm", h, s, "os.shm: x " + y)\n'
+                     'finding(check, h, s, f"{check} x")\nfinding("os.shm", h, s, f"{n}: x")\n')
+    assert hand_written_prefixes(tree) == [1, 2]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from preflight.allreduce.schedule import Pair
-from preflight.findings import median
+from preflight.findings import finding, median
 from preflight.model import Finding, Status
 
 MiB = 1 << 20
@@ -203,26 +203,26 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
     for r in results:
         if r.error is not None:
             p = r.pair
-            findings.append(Finding(
+            findings.append(finding(
                 "allreduce.run", p.host, Status.ERROR,
-                f"allreduce.run: pair {p.label} (port {p.port}) did not complete: {r.error}",
+                f"pair {p.label} (port {p.port}) did not complete: {r.error}",
                 observed=r.error[:300], expected="both ranks report", peer=p.peer, device=p.device,
                 peer_device=p.peer_device,
                 remedy=_run_remedy(p.host, p.peer, r.error)))
         elif not r.correct:
             p = r.pair
-            findings.append(Finding(
+            findings.append(finding(
                 "allreduce.correct", p.host, Status.FAIL,
-                f"allreduce.correct: pair {p.label} returned a wrong all_reduce sum",
+                f"pair {p.label} returned a wrong all_reduce sum",
                 observed="wrong sum", expected="sum of rank+1", peer=p.peer, device=p.device,
                 peer_device=p.peer_device, remedy="check the devices' memory (ECC) and the driver on both hosts"))
     slow, medians = slow_pairs(measured, fraction, floor_gbps, hardware)
     slow, recovered, unconfirmed = confirm(slow, measured, remeasured, fraction, floor_gbps, hardware)
     for r in unconfirmed:
         p = r.pair
-        findings.append(Finding(
+        findings.append(finding(
             "allreduce.busbw", p.host, Status.WARN,
-            f"allreduce.busbw: pair {p.label} slow in its round ({r.figure:.3g} GB/s at {_size(r.size)}, reference "
+            f"pair {p.label} slow in its round ({r.figure:.3g} GB/s at {_size(r.size)}, reference "
             f"{medians[p.index]:.3g}) and not measured again alone (only the slowest pairs are: confirm_max), "
             "while no pair confirmed slow shares a host with it: not blamed",
             observed=f"{r.figure:.3g} GB/s with other pairs running", expected=f">= {fraction:g} x median",
@@ -231,9 +231,9 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
             **_figures(r)))
     for first, alone in recovered:
         p = first.pair
-        findings.append(Finding(
+        findings.append(finding(
             "allreduce.busbw", p.host, Status.WARN,
-            f"allreduce.busbw: pair {p.label} slow once ({first.figure:.3g} GB/s at {_size(first.size)}, reference "
+            f"pair {p.label} slow once ({first.figure:.3g} GB/s at {_size(first.size)}, reference "
             f"{medians[p.index]:.3g}), normal alone ({alone.figure:.3g} GB/s at {_size(alone.size)}): contention "
             f"or an ECMP collision, not a slow link",
             observed=f"{first.figure:.3g} GB/s with other pairs running, {alone.figure:.3g} GB/s alone",
@@ -245,17 +245,17 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
     failed_busbw: set[str] = set()
     for h in sorted(suspects, key=hosts.index):
         share = suspects[h]
-        findings.append(Finding(
+        findings.append(finding(
             "allreduce.busbw", h, Status.FAIL,
-            f"allreduce.busbw: {h} is slow with every partner ({share} pairs below {fraction:g} x median): "
+            f"{h} is slow with every partner ({share} pairs below {fraction:g} x median): "
             f"suspect this host's NIC, cable or switch port",
             observed=f"slow with {share} partners", expected=f">= {fraction:g} x median busbw",
             remedy=f"on {h}: ethtool <iface>; tc qdisc show; check link speed and errors (ip -s link)"))
         failed_busbw.add(h)
     for (h, d), share in sorted(bad_devices.items(), key=lambda item: (hosts.index(item[0][0]), item[0][1])):
-        findings.append(Finding(
+        findings.append(finding(
             "allreduce.busbw", h, Status.FAIL,
-            f"allreduce.busbw: device {d} of {h} is slow with every partner ({share} pairs below {fraction:g} x "
+            f"device {d} of {h} is slow with every partner ({share} pairs below {fraction:g} x "
             f"median) while its other devices are not: suspect that device's link (its NIC port, cable or "
             f"switch port)", device=d,
             observed=f"device {d} slow with {share} partners", expected=f">= {fraction:g} x median busbw",
@@ -276,9 +276,9 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
             devices = (p.device, p.peer_device) if leader else (p.peer_device, p.device)
             what = f"suspect host {culprit[0]}" if culprit[1] is None else \
                 f"suspect device {culprit[1]} of {culprit[0]}"
-            findings.append(Finding(
+            findings.append(finding(
                 "allreduce.busbw", culprit[0], Status.FAIL,
-                f"allreduce.busbw: pair {p.label} slow: {figure}; caused by {what}",
+                f"pair {p.label} slow: {figure}; caused by {what}",
                 observed=figure, expected=f">= {fraction:g} x median", peer=other, device=devices[0],
                 peer_device=devices[1], remedy=f"fix {culprit[0]} first (see its own finding)", **_figures(r)))
             continue
@@ -286,9 +286,9 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
         where = f"{p.host} and {p.peer}" if p.kind == "inter" else p.host
         for host, peer, dev, peer_dev in {(p.host, p.peer, p.device, p.peer_device),
                                           (p.peer, p.host, p.peer_device, p.device)}:
-            findings.append(Finding(
+            findings.append(finding(
                 "allreduce.busbw", host, Status.FAIL,
-                f"allreduce.busbw: {what} {where}: pair {p.label} {figure}",
+                f"{what} {where}: pair {p.label} {figure}",
                 observed=figure, expected=f">= {fraction:g} x median" + (f", >= {floor_gbps:g} GB/s"
                                                                            if floor_gbps > 0 else ""),
                 peer=peer, device=dev, peer_device=peer_dev,
@@ -302,29 +302,29 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
         if host not in failed_busbw:
             best = max(mine, key=lambda r: r.figure)
             figures = [r.figure for r in mine]
-            findings.append(Finding(
+            findings.append(finding(
                 "allreduce.busbw", host, Status.PASS,
-                f"allreduce.busbw: {len(mine)} pairs of {host} ok: best {best.figure:.3g} GB/s at "
+                f"{len(mine)} pairs of {host} ok: best {best.figure:.3g} GB/s at "
                 f"{_size(best.size)}, median {median(figures):.3g} GB/s ({pattern})",
                 observed=f"median busbw {median(figures):.3g} GB/s"))
         if all(r.correct for r in mine):
-            findings.append(Finding("allreduce.correct", host, Status.PASS,
-                                    f"allreduce.correct: all_reduce sums right in {len(mine)} pairs of {host}"))
+            findings.append(finding("allreduce.correct", host, Status.PASS,
+                                    f"all_reduce sums right in {len(mine)} pairs of {host}"))
     recovered_ids = {first.pair.index for first, _ in recovered}
     for r in measured:
         if r.pair.index in slow_ids or r.pair.index in recovered_ids:
             continue  # its figures are on its allreduce.busbw fail (or warn) finding(s)
         p = r.pair
-        findings.append(Finding(
+        findings.append(finding(
             "allreduce.pair", p.host, Status.PASS,
-            f"allreduce.pair: {p.label}{f' ({p.link})' if p.link else ''} busbw {r.figure:.3g} GB/s at {_size(r.size)}",
+            f"{p.label}{f' ({p.link})' if p.link else ''} busbw {r.figure:.3g} GB/s at {_size(r.size)}",
             observed=f"busbw {r.figure:.3g} GB/s (algbw {r.algbw[r.size]:.3g}) at {_size(r.size)}",
             peer=p.peer, device=p.device, peer_device=p.peer_device, **_figures(r)))
     errored = {h for r in results if r.error is not None for h in (r.pair.host,)}
     for host in hosts:
         if host not in errored and any(host in (r.pair.host, r.pair.peer) for r in results):
-            findings.append(Finding("allreduce.run", host, Status.PASS,
-                                    f"allreduce.run: every pair led by {host} completed ({pattern})"))
+            findings.append(finding("allreduce.run", host, Status.PASS,
+                                    f"every pair led by {host} completed ({pattern})"))
     return findings
 
 

@@ -100,7 +100,7 @@ def tool_facts(output: ProbeOutput) -> tuple[Facts, Calls]:
 def host_problem(check: str, host: str, facts: Facts) -> Finding | None:
     """The one finding for a host where hccn_tool could not be used at all, else None."""
     if facts.get("error"):
-        return finding(check, host, Status.ERROR, f"{check}: {facts['error']}")
+        return finding(check, host, Status.ERROR, f"{facts['error']}")
     if not facts.get("tool"):
         return missing_tool(check, host, facts.get("looked"))
     return None

@@ -75,15 +75,15 @@ class Judge:
         entry = self.facts[host].get("master_addr") or {}
         fix = self.plan.launch.corrected({"master_addr": self.master_ip})
         if not name:
-            return finding(check, host, Status.FAIL, f"{check}: MASTER_ADDR is not set; fix: {fix}",
+            return finding(check, host, Status.FAIL, f"MASTER_ADDR is not set; fix: {fix}",
                            observed="unset", expected=self.master_ip, remedy=fix)
         error = entry.get("error")
         if error and error != "not found":
             fix = f"check the resolver on {host}: getent ahosts {shlex.quote(name)}"
-            return finding(check, host, Status.ERROR, f"{check}: could not resolve MASTER_ADDR {name} on {host}: "
+            return finding(check, host, Status.ERROR, f"could not resolve MASTER_ADDR {name} on {host}: "
                            f"{error}; fix: {fix}", remedy=fix)
         if error:
-            return finding(check, host, Status.FAIL, f"{check}: MASTER_ADDR {name} does not resolve on {host}: "
+            return finding(check, host, Status.FAIL, f"MASTER_ADDR {name} does not resolve on {host}: "
                            f"the ranks there cannot find the store; fix: {fix}", observed="unresolved",
                            expected=self.master_ip, remedy=fix)
         address = self.resolved[host]
@@ -96,20 +96,20 @@ class Judge:
                     else "")
             where = "" if name == address else f" on {host}{hint}"
             return finding(check, host, Status.FAIL,
-                           f"{check}: MASTER_ADDR {shown} is loopback{where} with {len(self.plan.ranks)} "
+                           f"MASTER_ADDR {shown} is loopback{where} with {len(self.plan.ranks)} "
                            f"nodes: ranks on other hosts connect to themselves; fix: {fix}",
                            observed=observed, expected=f"{self.master_ip} ({self.plan.master})", remedy=fix)
         if master_own is not None and address not in master_own and not loopback(address):
             whose = f"it is {owner}'s address" if owner else "no host has it"
             return finding(check, host, Status.FAIL,
-                           f"{check}: MASTER_ADDR {shown} is not an address of the master "
+                           f"MASTER_ADDR {shown} is not an address of the master "
                            f"{self.plan.master} ({whose}); fix: {fix}", observed=observed,
                            expected=f"{self.master_ip} ({self.plan.master})", remedy=fix)
         if self.majority is not None and address != self.majority:
             return finding(check, host, Status.FAIL,
-                           f"{check}: MASTER_ADDR {name} resolves to {address} on {host} but to {self.majority} on "
+                           f"MASTER_ADDR {name} resolves to {address} on {host} but to {self.majority} on "
                            f"the other hosts; fix: {fix}", observed=observed, expected=self.majority, remedy=fix)
-        return finding(check, host, Status.PASS, f"{check}: MASTER_ADDR {observed}, an address of "
+        return finding(check, host, Status.PASS, f"MASTER_ADDR {observed}, an address of "
                        f"{self.plan.master}", observed=observed, expected=self.master_ip)
 
     def _free_port(self, taken: set[int]) -> int:
@@ -121,7 +121,7 @@ class Judge:
     def master_port(self, host: str) -> Finding:
         check = "diagnose.master_port"
         if host != self.plan.master:
-            return finding(check, host, Status.SKIP, f"{check}: the master port is checked on the master "
+            return finding(check, host, Status.SKIP, "the master port is checked on the master "
                            f"{self.plan.master}")
         listeners = (self.ports.get(host) or {}).get("listeners")
         taken = {int(item["port"]) for item in listeners or [] if isinstance(item, dict)
@@ -134,19 +134,19 @@ class Judge:
         except ValueError:
             fix = self.line({"master_port": str(free)})
             if text is None:
-                return finding(check, host, Status.FAIL, f"{check}: MASTER_PORT is not set; fix: {fix}",
+                return finding(check, host, Status.FAIL, f"MASTER_PORT is not set; fix: {fix}",
                                observed="unset", expected="1024-65535", remedy=fix)
-            return finding(check, host, Status.FAIL, f"{check}: MASTER_PORT {text!r} is not a port number; fix: {fix}",
+            return finding(check, host, Status.FAIL, f"MASTER_PORT {text!r} is not a port number; fix: {fix}",
                            observed=str(text), expected="1024-65535", remedy=fix)
         if not PORT_RANGE[0] <= port <= PORT_RANGE[1]:
             why = "a privileged port (below 1024): only root may bind it and system services own these" \
                 if 0 < port < 1024 else "out of the port range"
             fix = self.line({"master_port": str(free)})
-            return finding(check, host, Status.FAIL, f"{check}: MASTER_PORT {port} is {why}; fix: {fix}",
+            return finding(check, host, Status.FAIL, f"MASTER_PORT {port} is {why}; fix: {fix}",
                            observed=str(port), expected="1024-65535", remedy=fix)
         if not isinstance(listeners, list):
             why = (self.ports.get(host) or {}).get("error") or "listening sockets not read"
-            return finding(check, host, Status.WARN, f"{check}: cannot tell whether {port} is free on {host}: {why}",
+            return finding(check, host, Status.WARN, f"cannot tell whether {port} is free on {host}: {why}",
                            observed="unknown", expected="free")
         held = [item for item in listeners if isinstance(item, dict) and item.get("port") == port]
         if held:
@@ -156,10 +156,10 @@ class Judge:
             stop = f"; or stop it: kill {' '.join(map(str, pids))}" if pids else ""
             fix = self.line({"master_port": str(free)})
             return finding(check, host, Status.FAIL,
-                           f"{check}: port {port} is already in use on the master {host} by {who}: the store cannot "
+                           f"port {port} is already in use on the master {host} by {who}: the store cannot "
                            f"bind it ('address already in use'); fix: {fix}{stop}",
                            observed=f"held by {who}", expected="free", remedy=fix + stop)
-        return finding(check, host, Status.PASS, f"{check}: {port} is free on the master {host}",
+        return finding(check, host, Status.PASS, f"{port} is free on the master {host}",
                        observed="free", expected="free")
 
     def reachability(self, host: str) -> list[Finding]:
@@ -170,7 +170,7 @@ class Judge:
         listened = any("listen" in outs for o in self.outcomes for outs in o.background.values())
         if not listened:
             if host == master:
-                return [finding(check, host, Status.SKIP, f"{check}: not tested (one host, or no valid port)")]
+                return [finding(check, host, Status.SKIP, "not tested (one host, or no valid port)")]
             return []
         listener = next((e for o in self.outcomes for outs in o.background.values()
                          for e in parse_listeners(outs.get("listen", ProbeOutput("")).stdout)), None)
@@ -180,7 +180,7 @@ class Judge:
             why = listener.get("error", "no report") if listener else "the test listener did not run"
             if host != master:
                 return []
-            return [finding(check, host, Status.SKIP, f"{check}: could not listen on {master}:{port} to test it: "
+            return [finding(check, host, Status.SKIP, f"could not listen on {master}:{port} to test it: "
                             f"{why} (see diagnose.master_port)")]
         failed = {s: r for s, r in results.items() if r["result"] != "ok"}
         if host == master:
@@ -191,21 +191,21 @@ class Judge:
                 if rule is not None and rule.remedy:
                     named, fix = f"; the rule: `{rule.observed}` (firewall.rules)", rule.remedy
                 return [finding(check, host, Status.FAIL,
-                                f"{check}: no host could connect to {master}:{port}: {kinds} ({connect_meaning(kinds)})"
+                                f"no host could connect to {master}:{port}: {kinds} ({connect_meaning(kinds)})"
                                 f"{named}; fix: {fix}", observed=f"{len(failed)}/{len(sources)} hosts: {kinds}",
                                 expected="every host connects", remedy=fix)]
-            return [finding(check, host, Status.PASS, f"{check}: {len(sources) - len(failed)}/{len(sources)} hosts "
+            return [finding(check, host, Status.PASS, f"{len(sources) - len(failed)}/{len(sources)} hosts "
                             f"connected to {master}:{port}", observed=f"{len(sources) - len(failed)} connected")]
         if host not in sources:
             return []
         result = results.get(host, {"result": "not run", "address": "?"})
         where = f"{master} at {result.get('address')}:{port}"
         if result["result"] == "ok":
-            return [finding(check, host, Status.PASS, f"{check}: {host} connects to {where}", observed="ok")]
+            return [finding(check, host, Status.PASS, f"{host} connects to {where}", observed="ok")]
         if len(sources) > 1 and len(failed) == len(sources):
             return []  # every host failed: the master's finding says so
         return [finding(check, host, Status.FAIL,
-                        f"{check}: {host} cannot connect to {where}: {result['result']} "
+                        f"{host} cannot connect to {where}: {result['result']} "
                         f"({connect_meaning(str(result['result']))}); fix: {fix}; or check the route from {host}",
                         observed=str(result["result"]), expected="connect", peer=master, remedy=fix)]
 
@@ -229,7 +229,7 @@ class Judge:
         """The net check's host-name and interface verdicts, under diagnose ids, the fix as a launch line."""
         if host not in self.net_facts:
             return [finding("diagnose.interface", host, Status.ERROR,
-                            "diagnose.interface: the net facts of this host are missing")]
+                            "the net facts of this host are missing")]
         if self.view is None:
             self.view = _ClusterView(self.net_facts, self.ctx)
         view = self.view
@@ -256,28 +256,28 @@ class Judge:
         nproc = self.plan.launch.nproc_per_node
         counts = self.facts[host].get("devices")
         if accelerator == "cpu":
-            return finding(check, host, Status.PASS, f"{check}: cpu cluster: {nproc or '?'} processes per node "
+            return finding(check, host, Status.PASS, f"cpu cluster: {nproc or '?'} processes per node "
                            "(gloo)", observed=f"nproc-per-node {nproc or '?'}")
         if not isinstance(counts, dict):
-            return finding(check, host, Status.ERROR, f"{check}: could not list /dev on {host}; fix: rerun, or check "
+            return finding(check, host, Status.ERROR, f"could not list /dev on {host}; fix: rerun, or check "
                            "the host's load", remedy="rerun preflight diagnose")
         have = int(counts.get(accelerator, 0))
         kind = "GPU" if accelerator == "gpu" else "NPU"
         number = int(nproc) if nproc and nproc.strip().isdigit() else None
         fix = f"install the {kind} driver, or set cluster.accelerator in hosts.yaml"
         if have == 0:
-            return finding(check, host, Status.FAIL, f"{check}: no {kind} device on {host}; fix: {fix}",
+            return finding(check, host, Status.FAIL, f"no {kind} device on {host}; fix: {fix}",
                            observed=f"0 {kind}s", expected=f"{nproc} {kind}s", remedy=fix)
         if number is not None and number > have:
             fix = self.line({"nproc_per_node": str(have)})
             return finding(check, host, Status.FAIL,
-                           f"{check}: nproc-per-node {number} but {host} has {have} {kind}s: ranks beyond {have - 1} "
+                           f"nproc-per-node {number} but {host} has {have} {kind}s: ranks beyond {have - 1} "
                            f"fail with 'invalid device ordinal'; fix: {fix}", observed=f"{have} {kind}s",
                            expected=f">= {number} {kind}s", remedy=fix)
         groups = self._910a_groups(host, number)
         if groups is not None:
             return groups
-        return finding(check, host, Status.PASS, f"{check}: nproc-per-node {nproc} on {have} {kind}s",
+        return finding(check, host, Status.PASS, f"nproc-per-node {nproc} on {have} {kind}s",
                        observed=f"{have} {kind}s")
 
     def _910a_groups(self, host: str, number: int | None) -> Finding | None:
@@ -298,7 +298,7 @@ class Judge:
             allowed = max(n for n in (1, 2, 4, 8) if n <= number)
             fix = self.line({"nproc_per_node": str(allowed)})
             return finding(check, host, Status.FAIL,
-                           f"{check}: nproc-per-node {number} on {host}'s Atlas training (910A) NPUs: a node takes "
+                           f"nproc-per-node {number} on {host}'s Atlas training (910A) NPUs: a node takes "
                            f"1, 2, 4 or 8 of them in one HCCL job; fix: {fix}", observed=f"{number} NPUs",
                            expected="1, 2, 4 or 8 NPUs", remedy=fix)
         used = ids[:number]
@@ -306,7 +306,7 @@ class Judge:
             group = ",".join(str(i) for i in range(number))
             fix = self.line(env={"ASCEND_RT_VISIBLE_DEVICES": group})
             return finding(check, host, Status.FAIL,
-                           f"{check}: NPUs {','.join(map(str, used))} of {host} span the HCCS groups 0-3 and 4-7 "
+                           f"NPUs {','.join(map(str, used))} of {host} span the HCCS groups 0-3 and 4-7 "
                            f"(Atlas training, 910A): {number} NPUs must sit in one group or HCCL refuses the group; "
                            f"fix: {fix}", observed=f"NPUs {','.join(map(str, used))}",
                            expected="2 or 4 NPUs inside 0-3 or 4-7", remedy=fix)
@@ -319,16 +319,16 @@ class Judge:
             why = "torch is not installed" if facts.get("torch") is False else \
                 f"python failed: {facts.get('torch_error')}"
             fix = f"{self.hosts[host].python} -m pip install torch  (or set `python:` in hosts.yaml)"
-            return finding(check, host, Status.ERROR, f"{check}: cannot dry-run on {host}: {why}; fix: {fix}",
+            return finding(check, host, Status.ERROR, f"cannot dry-run on {host}: {why}; fix: {fix}",
                            observed=why, expected="torch importable", remedy=fix)
         if not self.ranks:
-            return finding(check, host, Status.SKIP, f"{check}: not run: the master {self.plan.master} cannot run it")
+            return finding(check, host, Status.SKIP, f"not run: the master {self.plan.master} cannot run it")
         if self.plan.port is None or not self.plan.master_addr:
-            return finding(check, host, Status.SKIP, f"{check}: not run: no valid MASTER_ADDR/MASTER_PORT")
+            return finding(check, host, Status.SKIP, "not run: no valid MASTER_ADDR/MASTER_PORT")
         run = self.runs.get(host)
         rank = self.ranks.get(host)
         if run is None:
-            return finding(check, host, Status.SKIP, f"{check}: not run (evaluated without the dry run)")
+            return finding(check, host, Status.SKIP, "not run (evaluated without the dry run)")
         world = len(self.ranks)
         who = f"rank {rank} ({host})"
         stage = run.get("stage")
@@ -340,17 +340,17 @@ class Judge:
                 if backend.get("ok") is False:
                     fix = (f"{self.plan.launch.corrected(env={'NCCL_DEBUG': 'INFO'})}  # shows the failing connection"
                            if name == "nccl" else "check HCCL_SOCKET_IFNAME / HCCL_IF_IP and the device IPs")
-                    return finding(check, host, Status.FAIL, f"{check}: {text}, but {name} failed: "
+                    return finding(check, host, Status.FAIL, f"{text}, but {name} failed: "
                                    f"{backend.get('error')}; fix: {fix}",
                                    observed=f"{name}: {backend.get('error')}", expected=f"{name} all_reduce ok",
                                    remedy=fix)
                 if not backend.get("available"):
                     fix = f"install torch with {name} support (and the device driver) on every host"
-                    return finding(check, host, Status.WARN, f"{check}: {text}; {name} not tried: "
+                    return finding(check, host, Status.WARN, f"{text}; {name} not tried: "
                                    f"{backend.get('why') or 'not available on every rank'}; fix: {fix}",
                                    observed=f"{name} unavailable", expected=f"{name} usable", remedy=fix)
                 text += f" and {name}"
-            return finding(check, host, Status.PASS, f"{check}: {text}", observed=f"joined {world}/{world}")
+            return finding(check, host, Status.PASS, f"{text}", observed=f"joined {world}/{world}")
         where = stage_text(stage, self.plan)
         late = self._late_master(host, run)
         if host == self.plan.master and stage != "done":
@@ -358,13 +358,13 @@ class Judge:
             if lates:
                 fix = f"rerun with a longer --timeout (more than {max(lates):.0f} s)"
                 return finding(check, host, Status.WARN,
-                               f"{check}: {who} opened the store {max(lates):.1f} s after the other ranks (a slow "
+                               f"{who} opened the store {max(lates):.1f} s after the other ranks (a slow "
                                f"torch import here) and they had given up: inconclusive; fix: {fix}",
                                observed=f"stopped at {stage or 'start'}", expected="joined", remedy=fix)
         if late is not None:
             fix = f"rerun with a longer --timeout (more than {late:.0f} s)"
             return finding(check, host, Status.WARN,
-                           f"{check}: {who} gave up on the store before rank 0 ({self.plan.master}) had even "
+                           f"{who} gave up on the store before rank 0 ({self.plan.master}) had even "
                            f"started it: rank 0 was still importing torch ({late:.1f} s later): inconclusive; "
                            f"fix: {fix}", observed="gave up waiting for rank 0", expected="joined", remedy=fix)
         if stage == "done":
@@ -376,7 +376,7 @@ class Judge:
                 f"exited with status {run.get('exit_status')} without a report"
         fix = self._dryrun_fix()
         return finding(check, host, Status.FAIL,
-                       f"{check}: {who} did not join: stopped at {where}: {error}; fix: {fix}",
+                       f"{who} did not join: stopped at {where}: {error}; fix: {fix}",
                        observed=f"stopped at {stage or 'start'}", expected="joined", remedy=fix)
 
     def _late_master(self, host: str, run: Mapping[str, Any]) -> float | None:

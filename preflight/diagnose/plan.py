@@ -137,11 +137,11 @@ def launch_findings(launch: Launch, count: int, known: Sequence[str] | None = No
                              "at least)", f">= {count}", launch.corrected(env={"WORLD_SIZE": str(count)})))
     observed = _describe(launch)
     if not problems:
-        return [finding(check, None, Status.PASS, f"{check}: {observed}", observed=observed)], fix
+        return [finding(check, None, Status.PASS, observed, observed=observed)], fix
     status = Status.worst([p[0] for p in problems])
     worst = next(p for p in problems if p[0] == status)
     remedy = worst[3] or "fix the launch line"
-    return [finding(check, None, status, f"{check}: " + "; ".join(p[1] for p in problems) + f"; fix: {remedy}",
+    return [finding(check, None, status, "; ".join(p[1] for p in problems) + f"; fix: {remedy}",
                     observed=observed, expected=worst[2], remedy=remedy)], fix
 
 
