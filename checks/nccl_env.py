@@ -18,17 +18,16 @@ never overrides the environment; ``KEY=VALUE`` lines, ``#`` comments).
 
 >>> parse_conf("# tuned\\nNCCL_IB_HCA==mlx5_0\\nNCCL_DEBUG=INFO\\n")
 {'NCCL_IB_HCA': '=mlx5_0', 'NCCL_DEBUG': 'INFO'}
->>> select_devices("^=mlx5_1", {"mlx5_0": [1], "mlx5_1": [1], "mlx5_10": [1]})
-['mlx5_0', 'mlx5_10']
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
+from preflight import ib_hca
 from preflight.batch import Probe, ProbeOutput
 from preflight.checks.base import Check, EvalContext, Facts, finding
 from preflight.interfaces import select_by_filter
@@ -86,25 +85,6 @@ def parse_files(text: str) -> list[dict[str, Any]]:
         else:
             body.append(line)
     return files
-
-
-def select_devices(spec: str, devices: Mapping[str, Sequence[int]]) -> list[str]:
-    """HCA names an ``NCCL_IB_HCA`` value selects (``:port`` suffixes ignored), sorted."""
-    return select_by_filter(spec, sorted(devices))
-
-
-def _spec_items(spec: str) -> tuple[bool, bool, list[tuple[str, int | None]]]:
-    """(exclude, exact, [(name, port or None)]) of a ``^=a:1,b`` filter."""
-    exclude = spec.startswith("^")
-    spec = spec[1:] if exclude else spec
-    exact = spec.startswith("=")
-    spec = spec[1:] if exact else spec
-    items: list[tuple[str, int | None]] = []
-    for item in spec.split(","):
-        name, _, port = item.strip().partition(":")
-        if name:
-            items.append((name, int(port) if port.isdecimal() else None))
-    return exclude, exact, items
 
 
 class NcclEnvCheck(Check):
@@ -213,15 +193,15 @@ def _ib_hca(host: str, env: Mapping[str, tuple[str, str]], fabric: Facts | None)
                                      for ca in fabric.get("cas") or []}
     for name in fabric.get("sys_devices") or []:
         devices.setdefault(str(name), [])
-    exclude, exact, items = _spec_items(value)
-    selected = select_devices(value, devices)
+    hca = ib_hca.parse(value)  # as NCCL reads it (preflight/ib_hca.py)
+    selected = hca.devices(sorted(devices))
     known = ", ".join(sorted(devices)) or "none"
     missing: list[str] = []
-    for name, port in [] if exclude else items:
-        if not _matches(name, exact, devices):
-            missing.append(name)
-        elif port is not None and devices.get(name) and port not in devices[name]:
-            missing.append(f"{name}:{port}")
+    for entry in [] if hca.exclude else hca.entries:
+        if not any(entry.names(device, hca.exact) for device in devices):
+            missing.append(entry.name)
+        elif entry.port is not None and devices.get(entry.name) and entry.port not in devices[entry.name]:
+            missing.append(entry.text)
     if missing or not selected:
         why = f"names {', '.join(missing)}, which {host} does not have" if missing else "selects no HCA"
         return finding(check, host, Status.FAIL,
@@ -232,10 +212,6 @@ def _ib_hca(host: str, env: Mapping[str, tuple[str, str]], fabric: Facts | None)
                               "names), or unset it")
     return finding(check, host, Status.PASS, f"{shown} selects {', '.join(selected)} on {host}",
                    observed=", ".join(selected))
-
-
-def _matches(name: str, exact: bool, devices: Mapping[str, Sequence[int]]) -> bool:
-    return any(d == name if exact else d.startswith(name) for d in devices)
 
 
 def _debug(host: str, env: Mapping[str, tuple[str, str]]) -> Finding:
