@@ -18,7 +18,7 @@ import typer
 from preflight import __version__, crash, delivery, exit_codes, recorder
 from preflight import app as application
 from preflight.checks import all_checks
-from preflight.cli_options import PythonOption, SetupOption
+from preflight.cli_options import PythonOption, SetupOption, split_items
 from preflight.commands import register_all
 from preflight.engine import RunOptions
 from preflight.model import Report, Status
@@ -115,15 +115,6 @@ def run(
                                      interpreter=application.Interpreter(python, setup or [], os.environ))
     report = run_and_show(request, json_out, report_dir, record)
     raise typer.Exit(exit_codes.for_report(report))
-
-
-def split_items(values: list[str] | None) -> list[str]:
-    """Repeated, comma-separated option values -> items.
-
-    >>> split_items(["sysctl, net", "os"])
-    ['sysctl', 'net', 'os']
-    """
-    return [item.strip() for value in values or [] for item in value.split(",") if item.strip()]
 
 
 def run_and_show(request: application.RunRequest, json_out: bool, report_dir: Path | None,

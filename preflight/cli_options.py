@@ -1,5 +1,5 @@
 """Command-line options that several commands share, declared once (``run`` and ``node`` name the job's
-interpreter the same way: ``preflight.interpreter``)."""
+interpreter the same way: ``preflight.interpreter``), and how a repeatable list option is read."""
 
 from __future__ import annotations
 
@@ -13,3 +13,12 @@ PythonOption = Annotated[str | None, typer.Option(
 SetupOption = Annotated[list[str] | None, typer.Option(
     "--setup", help="a shell line run before them, e.g. 'source /opt/conda/bin/activate train' (repeatable; "
     "else $PREFLIGHT_SETUP, one line per line, else hosts.yaml's setup:)")]
+
+
+def split_items(values: list[str] | None) -> list[str]:
+    """A repeatable, comma-separated option's values (``--checks a,b --checks c``) -> its items.
+
+    >>> split_items(["sysctl, net", "os"]), split_items(None), split_items([" , "])
+    (['sysctl', 'net', 'os'], [], [])
+    """
+    return [item.strip() for value in values or [] for item in value.split(",") if item.strip()]

@@ -22,6 +22,7 @@ import io
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 from preflight import exit_codes
@@ -40,6 +41,26 @@ def write_file(what: str, write: Callable[[], T], unwritten: list[str] | None = 
         sys.stderr.write(f"preflight: cannot write {what}: {exc.strerror or exc}\n")
         (UNWRITTEN if unwritten is None else unwritten).append(what)
         return None
+
+
+def write_atomic(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file beside it and a rename, so that a reader (a scheduler,
+    ``judge`` on a shared volume, node_exporter's textfile collector) never sees half a file; the temporary file
+    is removed when the write fails. The path.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> write_atomic(folder / "a.json", "{}\\n").read_text(), [p.name for p in folder.iterdir()]
+    ('{}\\n', ['a.json'])
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
 
 
 def exit_code(code: str | int | None, unwritten: list[str] | None = None) -> str | int | None:

@@ -14,11 +14,11 @@ True
 from __future__ import annotations
 
 import html
-import os
 import re
 from collections import defaultdict
 from pathlib import Path
 
+from preflight.delivery import write_atomic
 from preflight.model import RedactedReport, Report, Status
 from preflight.render import summary
 
@@ -71,11 +71,7 @@ def render(report: RedactedReport) -> str:
 def write(report: RedactedReport, directory: Path) -> Path:
     """Write ``directory/report.html`` atomically; the path."""
     directory.mkdir(parents=True, exist_ok=True)
-    target = directory / "report.html"
-    tmp = directory / f".report.html.{os.getpid()}.tmp"
-    tmp.write_text(render(report), encoding="utf-8")
-    os.replace(tmp, target)
-    return target
+    return write_atomic(directory / "report.html", render(report))
 
 
 def _summary(report: Report) -> str:

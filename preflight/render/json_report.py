@@ -8,6 +8,7 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
+from preflight.delivery import write_atomic
 from preflight.model import SCHEMA, Finding, HostResult, RedactedReport, Report
 
 
@@ -62,11 +63,7 @@ def _dumps(report: RedactedReport) -> str:
 def write(report: RedactedReport, directory: Path) -> Path:
     """Write ``directory/report.json`` via a temporary file, so a reader never sees half a report."""
     directory.mkdir(parents=True, exist_ok=True)
-    target = directory / "report.json"
-    tmp = directory / f".report.json.{os.getpid()}.tmp"
-    tmp.write_text(dumps(report), encoding="utf-8")
-    os.replace(tmp, target)
-    return target
+    return write_atomic(directory / "report.json", dumps(report))
 
 
 class ReportFormatError(ValueError):
@@ -119,7 +116,4 @@ def load(path: Path) -> RedactedReport:
 def write_text(path: Path, text: str) -> Path:
     """Write ``text`` to ``path`` atomically (node_exporter's textfile collector may read it at any time)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, text)
