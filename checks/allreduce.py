@@ -36,15 +36,11 @@ from preflight.allreduce.schedule import PATTERNS, Pair, plan
 from preflight.allreduce.topology import host_topology, link_class
 from preflight.allreduce.verdict import PairResult, judge, merge, parse_lines, slow_pairs
 from preflight.allreduce.worker import WORKER
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOutcome, finding
-from preflight.inventory import ClusterSpec, Host
+from preflight.checks.base import *
 from preflight.job_env import job_command
-from preflight.model import Finding, Status
 
 
 class AllreduceCheck(ActiveCheck):
-    family = "allreduce"
     ids = ("allreduce.run", "allreduce.pair", "allreduce.correct", "allreduce.busbw")
     order = 90
     by_default = False

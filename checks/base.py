@@ -4,6 +4,10 @@ The engine owns all I/O. A check never opens a connection or a file: it names th
 wants run (``probes``), turns their output into JSON-able facts (``parse``), and turns every
 host's facts into findings (``evaluate``). Parsers must never raise on odd output: they record
 what they could not read in the facts, and ``evaluate`` turns that into an ``error`` finding.
+
+This module is a check's one import place: the contract (``Check``, ``DerivedCheck``, ``ActiveCheck``, ``Step``,
+...) and what every check uses with it (``Probe``, ``ProbeOutput``, ``Host``, ``ClusterSpec``, ``Finding``,
+``Status``, ``EvalContext``, ``Facts``, ``finding``, ``majority``, ``tool_missing``, ``tool_skip``).
 """
 
 from __future__ import annotations
@@ -16,21 +20,26 @@ from typing import Any, ClassVar
 
 from preflight.batch import Probe, ProbeOutput
 
-# EvalContext lives below the registry (preflight.context), the evaluators' small pieces in preflight.findings:
-# re-exported here for the checks.
-from preflight.context import EvalContext as EvalContext
-from preflight.findings import Facts as Facts
-from preflight.findings import finding as finding
-from preflight.findings import majority as majority
+# EvalContext lives below the registry (preflight.context), the evaluators' small pieces in preflight.findings
+# (where the shared helpers under preflight/ reach them too): re-exported here for the checks (__all__).
+from preflight.context import EvalContext
+from preflight.findings import Facts, finding, majority, tool_missing, tool_skip
 from preflight.inventory import ClusterSpec, Host
 from preflight.model import Finding, Status
+
+__all__ = ["ENGINE_SUFFIXES", "ActiveCheck", "Check", "ClusterSpec", "DerivedCheck", "EvalContext", "Facts", "Finding",
+           "Host", "Overlap", "Probe", "ProbeOutput", "Status", "Step", "StepOutcome", "accelerator_skip", "applies",
+           "finding", "finding_ids", "majority", "planned_probes", "tool_missing", "tool_skip"]
 
 
 class Check(abc.ABC):
     """A passive check: gather facts on every host, then judge them across the cluster."""
 
-    family: ClassVar[str]  # first part of every finding id, e.g. "sysctl"
-    name: ClassVar[str] = ""  # unique key when a family has several check modules (e.g. "net.reachability")
+    # First part of every finding id, e.g. "sysctl"; and the unique key when a family has several check modules
+    # (e.g. "net.reachability"). A check in checks/ that declares no family takes both from its module's name
+    # (``_from_module``): gpu_devices.py is family "gpu", name "gpu.devices"; sysctl.py is family "sysctl".
+    family: ClassVar[str]
+    name: ClassVar[str] = ""
     summary: ClassVar[str]  # one line for `preflight list-checks`
     params: ClassVar[Mapping[str, Any]] = {}  # parameter name -> default (documents the type too)
     order: ClassVar[int] = 50  # position in reports and `list-checks`
@@ -56,6 +65,8 @@ class Check(abc.ABC):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Off its ``accelerators``, whoever calls a check gets ``accelerator_skip`` from evaluate/judge, no steps."""
         super().__init_subclass__(**kwargs)
+        if not hasattr(cls, "family") and (named := _from_module(cls.__module__)) is not None:
+            cls.family, cls.name = named
         for name in ("evaluate", "judge", "steps"):
             method = cls.__dict__.get(name)
             if method is not None:
@@ -88,6 +99,21 @@ class Check(abc.ABC):
     @abc.abstractmethod
     def evaluate(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
         """Pure: facts of every reachable host -> findings."""
+
+
+def _from_module(module: str) -> tuple[str, str] | None:
+    """(family, name) a check takes from its module when it declares no family; None outside checks/.
+
+    >>> _from_module("preflight.checks.gpu_devices"), _from_module("preflight.checks.hccn_rank_table")
+    (('gpu', 'gpu.devices'), ('hccn', 'hccn.rank_table'))
+    >>> _from_module("preflight.checks.sysctl"), _from_module("preflight.checks.base"), _from_module("tests.x")
+    (('sysctl', ''), None, None)
+    """
+    package, _, stem = module.rpartition(".")
+    if package not in ("preflight.checks", "checks") or stem == "base":
+        return None
+    family, _, rest = stem.partition("_")
+    return family, f"{family}.{rest}" if rest else ""
 
 
 class DerivedCheck(Check):

@@ -38,8 +38,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding, majority
+from preflight.checks.base import *
 from preflight.firewall.addresses import parse_addresses
 from preflight.firewall.analysis import Evaluator, analyze, grade, group
 from preflight.firewall.firewalld import describe_firewalld, parse_firewalld
@@ -52,8 +51,6 @@ from preflight.firewall.targets import parse_port_range, targets_for
 from preflight.firewall.topology import Topology
 from preflight.firewall.ufw import describe_ufw, parse_ufw
 from preflight.interfaces import ADDRS_COMMAND
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
 from preflight.ports import format_port_list, merge_ranges
 
 # --- probes ----------------------------------------------------------------------------------
@@ -110,7 +107,6 @@ READ_AS_ROOT = ("run as root, or add --sudo (probes under `sudo -n`: a NOPASSWD 
 
 
 class FirewallCheck(Check):
-    family = "firewall"
     ids = ("firewall.state", "firewall.rules")
     order = 40
     summary = ("ufw, firewalld, iptables and nftables state; no rule drops or rejects the master port, HCCL's "

@@ -39,10 +39,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding, majority
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
+from preflight.checks.base import *
 from preflight.nvlink import active_links, against_board, board, down_links, link_speed, parse_nvlink, state
 from preflight.tools.common import error_text
 from preflight.tools.nvidia import NVIDIA_SMI
@@ -147,8 +144,6 @@ def parse_topology(text: str) -> dict[str, Any] | None:
 
 
 class GpuDevicesCheck(Check):
-    family = "gpu"
-    name = "gpu.devices"
     ids = ("gpu.devices.smi", "gpu.devices.count", "gpu.devices.driver", "gpu.devices.ecc", "gpu.devices.rows",
            "gpu.devices.persistence", "gpu.devices.processes", "gpu.devices.nvlink")
     accelerators = frozenset({"gpu"})
@@ -222,12 +217,7 @@ class GpuDevicesCheck(Check):
 def _smi_problem(host: str, host_facts: Facts) -> Finding:
     check = "gpu.devices.smi"
     if not host_facts.get("tool"):
-        return finding(check, host, Status.ERROR,
-                       f"nvidia-smi not found on {host} (looked on {NVIDIA_SMI.looked_at}): cannot see the "
-                       "GPUs",
-                       observed="nvidia-smi missing", expected="nvidia-smi on PATH or in /usr/bin",
-                       remedy="install the NVIDIA driver (it ships nvidia-smi), e.g. apt-get install "
-                              "nvidia-driver-<version>-server; in a container use the NVIDIA container toolkit")
+        return tool_missing(check, host, NVIDIA_SMI)
     error = str(host_facts.get("error"))
     lower = error.lower()
     why = ("the driver is not loaded" if "couldn't communicate" in lower or "exit status 9)" in lower else

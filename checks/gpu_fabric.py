@@ -28,11 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding, majority
+from preflight.checks.base import *
 from preflight.ib_hca import selected_ports
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
 from preflight.tools.common import error_text
 from preflight.tools.nvidia import FOLDERS, IBSTAT, IBV_DEVINFO
 
@@ -155,8 +152,6 @@ def _merge(ibstat: list[dict[str, Any]], devinfo: list[dict[str, Any]]) -> list[
 
 
 class GpuFabricCheck(Check):
-    family = "gpu"
-    name = "gpu.fabric"
     ids = ("gpu.fabric.ports", "gpu.fabric.link_layer", "gpu.fabric.rate", "gpu.fabric.devices", "gpu.fabric.memlock")
     accelerators = frozenset({"gpu"})
     not_applicable = "NCCL's RDMA fabric is not used"

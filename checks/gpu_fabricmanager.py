@@ -26,10 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
+from preflight.checks.base import *
 from preflight.nvsmi_query import cut_short, parse_query, value
 from preflight.tools.common import error_text
 from preflight.tools.nvidia import NVIDIA_SMI
@@ -55,8 +52,6 @@ def _fabric_problems(gpus: list[dict[str, Any]]) -> list[str]:
 
 
 class GpuFabricManagerCheck(Check):
-    family = "gpu"
-    name = "gpu.fabricmanager"
     ids = ("gpu.fabricmanager.state", "gpu.fabricmanager.peermem")
     accelerators = frozenset({"gpu"})
     not_applicable = "no NVIDIA GPUs to check"

@@ -40,10 +40,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
+from preflight.checks.base import *
 from preflight.nvsmi_query import cut_short, number, parse_query, value
 from preflight.tools.common import error_text
 from preflight.tools.nvidia import NVIDIA_SMI
@@ -90,8 +87,6 @@ def _describe(link: Mapping[str, Any]) -> str:
 
 
 class GpuPcieCheck(Check):
-    family = "gpu"
-    name = "gpu.pcie"
     ids = ("gpu.pcie.link",)
     accelerators = frozenset({"gpu"})
     not_applicable = "no NVIDIA GPUs to check"
@@ -122,8 +117,7 @@ class GpuPcieCheck(Check):
             host_facts = facts[host]
             links: list[dict[str, Any]] = host_facts.get("links") or []
             if not host_facts.get("tool"):
-                findings.append(finding(check, host, Status.SKIP,
-                                        f"no nvidia-smi on {host} (gpu.devices.smi says more)"))
+                findings.append(tool_skip(check, host, NVIDIA_SMI, "gpu.devices.smi"))
             elif host_facts.get("unread"):  # part of the report is missing: no verdict on the part that came
                 findings.append(finding(check, host, Status.ERROR, f"could not read {host}'s links: "
                                         f"{host_facts['unread']}", observed=str(host_facts["unread"]),

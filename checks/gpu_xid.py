@@ -42,10 +42,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
+from preflight.checks.base import *
 from preflight.xid_catalog import ACTIONS, XIDS, Assessment, assess, nvlink_severity, parse_line, worst
 
 LISTED = 100  # kinds of Xid (GPU, code, cause, NVLink severity) the probe lists, each with its count
@@ -139,8 +136,6 @@ def _add(groups: dict[tuple[str, int, int | None, str | None], dict[str, Any]], 
 
 
 class GpuXidCheck(Check):
-    family = "gpu"
-    name = "gpu.xid"
     ids = ("gpu.xid.errors",)
     accelerators = frozenset({"gpu"})
     not_applicable = "no NVIDIA GPUs to check"

@@ -19,11 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding, majority
-from preflight.inventory import ClusterSpec, Host
+from preflight.checks.base import *
 from preflight.job_env import job_command
-from preflight.model import Finding, Status
 
 NAMES = ("HCCL_CONNECT_TIMEOUT", "HCCL_EXEC_TIMEOUT", "HCCL_IF_BASE_PORT", "HCCL_HOST_SOCKET_PORT_RANGE",
          "ASCEND_RT_VISIBLE_DEVICES", "HCCL_WHITELIST_DISABLE", "HCCL_WHITELIST_FILE")
@@ -51,8 +48,6 @@ def parse_env(text: str) -> dict[str, Any]:
 
 
 class HcclEnvCheck(Check):
-    family = "hccl"
-    name = "hccl.env"
     ids = ("hccl.env", "hccl.env_consistency")
     order = 46
     accelerators = frozenset({"npu"})

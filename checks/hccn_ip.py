@@ -24,11 +24,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.ascend.device_ip import IPAddress, address, network, prefix_length, set_ip_command, usable_devices
-from preflight.ascend.hccn_tool import hccn_tool_command, known_error, missing_tool, unread
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
+from preflight.ascend.hccn_tool import hccn_tool_command, known_error, unread
+from preflight.checks.base import *
 from preflight.tools.ascend import HCCN_TOOL
 from preflight.tools.common import error_text
 
@@ -114,8 +111,6 @@ def parse_conf(output: ProbeOutput) -> tuple[dict[str, dict[str, str]] | None, s
 
 
 class HccnIpCheck(Check):
-    family = "hccn"
-    name = "hccn.ip"
     ids = ("hccn.ip",)
     accelerators = frozenset({"npu"})
     not_applicable = "hccn_tool checks apply to Ascend NPUs only"
@@ -162,7 +157,7 @@ class HccnIpCheck(Check):
 def _judge_host(host: str, host_facts: Facts) -> list[Finding]:
     check = "hccn.ip"
     if not host_facts.get("tool"):
-        return [missing_tool(check, host)]
+        return [tool_missing(check, host, HCCN_TOOL)]
     findings: list[Finding] = []
     conf: dict[str, dict[str, str]] | None = host_facts.get("conf")
     if host_facts.get("conf_error"):

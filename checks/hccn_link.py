@@ -37,10 +37,7 @@ from preflight.ascend.hccn_calls import hccn_script, host_problem, tool_facts
 from preflight.ascend.hccn_tool import CALL_TIMEOUT, call_error, unread, unsupported
 from preflight.ascend.link_stat import parse_link_stat
 from preflight.ascend.optical import optical_problems, parse_optical
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding, majority
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
+from preflight.checks.base import *
 
 OPS = ("link", "net_health", "lldp", "tls", "optical", "mtu", "speed")
 
@@ -151,8 +148,6 @@ def _devices_text(devices: Sequence[int]) -> str:
 
 
 class HccnLinkCheck(Check):
-    family = "hccn"
-    name = "hccn.link"
     ids = ("hccn.link", "hccn.link.up", "hccn.link.net_health", "hccn.link.lldp", "hccn.link.tls",
            "hccn.link.optical", "hccn.link.mtu", "hccn.link.speed", "hccn.link.flaps")
     params = {"flap_window_h": 24}

@@ -28,10 +28,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
+from preflight.checks.base import *
 
 Problem = tuple[str | None, int | None, str]  # host (None: the table itself), device, what is wrong
 
@@ -84,8 +81,6 @@ def problems(table: Any, live: Mapping[str, Mapping[int, str | None]],
 
 
 class RankTableCheck(Check):
-    family = "hccn"
-    name = "hccn.rank_table"
     ids = ("hccn.rank_table",)
     accelerators = frozenset({"npu"})
     # no not_applicable: off NPU clusters it says nothing at all (as before)

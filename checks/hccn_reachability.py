@@ -26,10 +26,7 @@ from typing import Any, ClassVar
 
 from preflight.ascend.hccn_calls import hccn_script, host_problem, parse_calls, tool_facts
 from preflight.ascend.hccn_tool import call_error, unread
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import ActiveCheck, EvalContext, Facts, Step, StepOutcome, finding
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
+from preflight.checks.base import *
 
 _PING = re.compile(r"(\d+)\s+packets?\s+transmitted,\s*(\d+)\s+received", re.I)
 
@@ -78,8 +75,6 @@ def _ip(text: str) -> str | None:
 
 
 class HccnReachabilityCheck(ActiveCheck):
-    family = "hccn"
-    name = "hccn.reachability"
     ids = ("hccn.reachability",)
     accelerators = frozenset({"npu"})
     not_applicable = "hccn_tool checks apply to Ascend NPUs only"

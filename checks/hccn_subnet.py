@@ -29,8 +29,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from preflight.ascend.device_ip import Network, address, network, set_ip_command, usable_devices
-from preflight.checks.base import DerivedCheck, EvalContext, Facts, finding
-from preflight.model import Finding, Status
+from preflight.checks.base import *
 
 CHECK = "hccn.subnet"
 GENERATIONS = ("910A", "A2", "A3")
@@ -108,8 +107,6 @@ def _remedy(plan: Mapping[int, str], netmask: str, layout: Layout, ids: Iterable
 
 
 class HccnSubnetCheck(DerivedCheck):
-    family = "hccn"
-    name = CHECK
     ids = ("hccn.subnet",)
     accelerators = frozenset({"npu"})
     not_applicable = "no device IPs to check"

@@ -28,11 +28,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight import ib_hca
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding
+from preflight.checks.base import *
 from preflight.interfaces import select_by_filter
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
 
 VARS = ("NCCL_SOCKET_IFNAME", "NCCL_IB_HCA", "NCCL_P2P_DISABLE", "NCCL_IB_DISABLE", "NCCL_SHM_DISABLE",
         "NCCL_ALGO", "NCCL_PROTO", "NCCL_CONF_FILE", "CUDA_VISIBLE_DEVICES")

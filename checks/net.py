@@ -26,8 +26,8 @@ import shlex
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from preflight.batch import Probe, ProbeOutput, print_line, read_line
-from preflight.checks.base import Check, EvalContext, Facts
+from preflight.batch import print_line, read_line
+from preflight.checks.base import *
 from preflight.interfaces import (
     ADDRS_COMMAND,
     IFACE_VARS,
@@ -37,8 +37,6 @@ from preflight.interfaces import (
     parse_links,
     parse_route,
 )
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding
 from preflight.net_view import ClusterView
 
 _HOSTNAME = print_line("/proc/sys/kernel/hostname") + " || hostname"
@@ -53,7 +51,6 @@ _NCCL_CONF = (r"[ ! -r /etc/nccl.conf ] || sed -n 's/^[[:space:]]*\(NCCL_SOCKET_
 
 
 class NetCheck(Check):
-    family = "net"
     ids = ("net.hostname", "net.master_resolution", "net.address_family", "net.interface", "net.mtu")
     order = 35
     summary = ("host names resolve to non-loopback addresses, the master resolves alike everywhere, "

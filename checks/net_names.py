@@ -21,16 +21,12 @@ import shlex
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from preflight.batch import Probe
-from preflight.checks.base import ActiveCheck, DerivedCheck, EvalContext, Facts, Step, StepOutcome, finding
-from preflight.model import Finding, Status
+from preflight.checks.base import *
 
 CHECK = "net.names"
 
 
 class NetNamesCheck(DerivedCheck, ActiveCheck):
-    family = "net"
-    name = "net.names"
     ids = (CHECK,)
     order = 36
     # Only when asked (--checks net.names): its lookups need every host's name list, so they run in a step after

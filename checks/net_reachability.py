@@ -23,8 +23,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import ActiveCheck, DerivedCheck, EvalContext, Facts, Overlap, Step, StepOutcome, finding
+from preflight.checks.base import *
 from preflight.connect import (
     LISTENER,
     LISTENER_READY,
@@ -35,14 +34,10 @@ from preflight.connect import (
     parse_listeners,
     parse_results,
 )
-from preflight.inventory import Host
-from preflight.model import Finding, Status
 
 HCCL_DEFAULT_BASE_PORT = 60000
 
 class ReachabilityCheck(DerivedCheck, ActiveCheck):
-    family = "net"
-    name = "net.reachability"
     ids = ("net.reachability",)
     order = 60
     summary = "real TCP connects to the master port (and HCCL base ports on NPU) from every other host"

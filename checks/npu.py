@@ -44,11 +44,8 @@ from typing import Any
 
 from preflight.ascend.npu_smi import parse_info as parse_info
 from preflight.ascend.npu_smi import parse_list as parse_list
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding, majority
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
-from preflight.tools.ascend import NPU_SMI, NPU_SMI_PATHS
+from preflight.checks.base import *
+from preflight.tools.ascend import NPU_SMI
 from preflight.tools.common import error_text
 
 HEALTH_OK = "OK"
@@ -98,7 +95,6 @@ def generation(chip: str | None, devices: list[dict[str, Any]]) -> str | None:
 
 
 class NpuCheck(Check):
-    family = "npu"
     ids = ("npu.smi", "npu.count", "npu.chip", "npu.health", "npu.processes")
     accelerators = frozenset({"npu"})
     not_applicable = "no NPUs to check"
@@ -164,11 +160,7 @@ class NpuCheck(Check):
 
 def _smi_problem(host: str, host_facts: Facts) -> Finding:
     if not host_facts.get("tool"):
-        return finding("npu.smi", host, Status.ERROR,
-                       f"npu-smi not found on {host} (looked on {NPU_SMI.looked_at}): cannot see the NPUs",
-                       observed="npu-smi missing", expected=f"npu-smi on PATH or at {NPU_SMI_PATHS[-1]}",
-                       remedy="install the Ascend NPU driver package (it ships npu-smi), e.g. "
-                              "./Ascend-hdk-*-npu-driver_*.run --full")
+        return tool_missing("npu.smi", host, NPU_SMI)
     return finding("npu.smi", host, Status.ERROR,
                    f"{host_facts.get('error')} on {host}: the driver may not be loaded or the devices "
                    "are unreachable",

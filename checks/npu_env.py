@@ -21,11 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.inventory import ClusterSpec, Host
+from preflight.checks.base import *
 from preflight.job_env import CANN_ENV_REMEDY, job_command, parse_setup
-from preflight.model import Finding, Status
 
 VARIABLES = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH")
 LIBRARIES = ("libascendcl.so", "libhccl.so")
@@ -57,8 +54,6 @@ def parse_env(text: str) -> dict[str, Any]:
 
 
 class NpuEnvCheck(Check):
-    family = "npu"
-    name = "npu.env"
     ids = ("npu.env",)
     order = 45
     accelerators = frozenset({"npu"})

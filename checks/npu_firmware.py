@@ -26,10 +26,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding, majority
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
+from preflight.checks.base import *
 from preflight.tools.ascend import NPU_SMI
 
 _SCRIPT = ('t=$(' + NPU_SMI.find + ') || { echo "@@missing"; exit 0; }; '
@@ -58,8 +55,6 @@ def parse_boards(text: str) -> dict[str, dict[str, str | None]] | None:
 
 
 class NpuFirmwareCheck(Check):
-    family = "npu"
-    name = "npu.firmware"
     ids = ("npu.firmware",)
     order = 56
     accelerators = frozenset({"npu"})
@@ -89,7 +84,7 @@ def _one(boards: Mapping[str, Mapping[str, Any]]) -> str | None:
 def _judge(host: str, boards: Mapping[str, Mapping[str, Any]] | None, common: str | None, strict: bool) -> Finding:
     check = "npu.firmware"
     if boards is None:
-        return finding(check, host, Status.SKIP, f"npu-smi not found on {host} (npu.smi says more)")
+        return tool_skip(check, host, NPU_SMI, "npu.smi")
     if not boards:
         return finding(check, host, Status.SKIP, f"npu-smi listed no NPU on {host} (npu.count says more)")
     bad = sorted((int(n), str(b.get("compatibility"))) for n, b in boards.items()

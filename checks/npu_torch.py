@@ -18,11 +18,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.inventory import ClusterSpec, Host
+from preflight.checks.base import *
 from preflight.job_env import CANN_ENV_REMEDY, job_command, parse_setup
-from preflight.model import Finding, Status
 
 SMOKE = ("import json\nout = {}\ntry:\n    import torch\n    import torch_npu\n"
          "    out['version'] = getattr(torch_npu, '__version__', None)\n"
@@ -44,8 +41,6 @@ def parse_smoke(text: str) -> dict[str, Any] | None:
 
 
 class NpuTorchCheck(Check):
-    family = "npu"
-    name = "npu.torch"
     ids = ("npu.torch",)
     order = 47
     by_default = False

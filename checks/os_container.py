@@ -10,16 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding
+from preflight.checks.base import *
 from preflight.container import COMMAND, parse_container
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
 
 
 class OsContainerCheck(Check):
-    family = "os"
-    name = "os.container"
     ids = ("os.container",)
     order = 6
     summary = "whether the host is a container (Docker, Podman, Kubernetes): its sysctls are set when it starts"

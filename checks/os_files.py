@@ -22,11 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.inventory import ClusterSpec, Host
+from preflight.checks.base import *
 from preflight.job_env import job_command, parse_setup
-from preflight.model import Finding, Status
 from preflight.ranks import Ranks, world
 
 # Descriptors a rank holds whatever the job's size: the interpreter and its libraries, CUDA/driver device files
@@ -93,8 +90,6 @@ def parse_nofile(text: str) -> dict[str, int | str | None]:
 
 
 class OsFilesCheck(Check):
-    family = "os"
-    name = "os.files"
     ids = ("os.files",)
     order = 6
     summary = "open-files limit (ulimit -n) of the job's shell against what its ranks need"

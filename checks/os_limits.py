@@ -32,10 +32,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from preflight.batch import RECEIVED, SENT_AT, Probe, ProbeOutput, print_file
-from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
+from preflight.batch import RECEIVED, SENT_AT, print_file
+from preflight.checks.base import *
 
 DF_PATHS = ("/", "/tmp", "/dev/shm")
 DISK_PATHS = ("/", "/tmp")

@@ -28,10 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
+from preflight.checks.base import *
 from preflight.time_sync import parse_chrony, parse_timedatectl, parse_timesync
 
 _SYNCED_LEAPS = ("Normal", "Insert second", "Delete second")
@@ -53,8 +50,6 @@ FREQUENCY_REMEDY = ("check the kernel clocksource (/sys/devices/system/clocksour
 
 
 class OsTimeCheck(Check):
-    family = "os"
-    name = "os.time"
     ids = ("os.time",)
     order = 7
     summary = ("the node's own NTP daemon: synchronised (timedatectl, chronyc tracking), offset and frequency error "

@@ -29,11 +29,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding
+from preflight.checks.base import *
 from preflight.container import container_of
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
 from preflight.ports import (
     HCCL_BASE_DEFAULT,
     HCCL_BASE_ENV,
@@ -173,7 +170,6 @@ def job_ports(host: Host, cluster: ClusterSpec) -> list[int]:
 
 
 class PortsCheck(Check):
-    family = "ports"
     ids = ("ports.reserved", "ports.listening")
     order = 30
     summary = "HCCL ports reserved in ip_local_reserved_ports (npu); master and HCCL ports not already listened on"

@@ -26,11 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding
+from preflight.checks.base import *
 from preflight.container import container_of, container_sysctl_remedy
-from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
 from preflight.ports import (
     RESERVED_KEY,
     Range,
@@ -108,7 +105,6 @@ def parse_values(text: str, keys: list[str]) -> dict[str, str | None]:
 
 
 class SysctlCheck(Check):
-    family = "sysctl"
     ids = ("sysctl.somaxconn", "sysctl.tcp_max_syn_backlog", "sysctl.port_range")
     order = 20
     summary = ("net.core.somaxconn and net.ipv4.tcp_max_syn_backlog large enough for a big rendezvous; "

@@ -22,12 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from preflight.batch import Probe, ProbeOutput
-from preflight.checks.base import Check, EvalContext, Facts, finding, majority
+from preflight.checks.base import *
 from preflight.interpreter import HOW_TO_NAME, named
-from preflight.inventory import ClusterSpec, Host
 from preflight.job_env import job_command, parse_setup
-from preflight.model import Finding, Status
 from preflight.node import source
 from preflight.torch_npu_table import TORCH_NPU_FOR_CANN, torch_for
 
@@ -140,7 +137,6 @@ def parse_install_files(text: str) -> dict[str, str | None]:
 
 
 class VersionsCheck(Check):
-    family = "versions"
     ids = (*(f"versions.{component.key}" for component in COMPONENTS), "versions.torch_npu_compat", "versions.setup")
     order = 10
     summary = "python, torch, torch_npu, CUDA, NCCL, CANN and driver versions present and equal on every host"

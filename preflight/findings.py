@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from preflight.model import Finding, Status
+from preflight.tools.common import Tool
 
 Facts = dict[str, Any]
 
@@ -51,3 +52,26 @@ def finding(check: str, host: str | None, status: Status, message: str, **extra:
     'os.shm: /dev/shm is 64 MiB on n1'
     """
     return Finding(check=check, host=host, status=status, message=f"{check}: {message}", **extra)
+
+
+def tool_missing(check: str, host: str, tool: Tool, looked: Sequence[str] | None = None) -> Finding:
+    """The one error for a host where ``tool`` is nowhere (``looked``: where the probe says it looked; default,
+    where ``tool.lookup`` looks), for the check that owns the tool; the others say ``tool_skip``.
+
+    >>> nvidia_smi = Tool("nvidia-smi", ("/usr/bin/nvidia-smi",), "cannot see the GPUs", "in /usr/bin", "install it")
+    >>> tool_missing("gpu.devices.smi", "n1", nvidia_smi).message
+    'gpu.devices.smi: nvidia-smi not found on n1 (looked on PATH, /usr/bin/nvidia-smi): cannot see the GPUs'
+    """
+    where = ", ".join(looked or []) or tool.looked_at
+    return finding(check, host, Status.ERROR, f"{tool.name} not found on {host} (looked on {where}): {tool.without}",
+                   observed=f"{tool.name} missing", expected=f"{tool.name} on PATH or {tool.home}",
+                   remedy=tool.install)
+
+
+def tool_skip(check: str, host: str, tool: Tool, owner: str) -> Finding:
+    """A skip for a host where ``tool`` is nowhere, when the check ``owner`` reports it (``tool_missing``).
+
+    >>> tool_skip("npu.firmware", "n1", Tool("npu-smi", ()), "npu.smi").message
+    'npu.firmware: npu-smi not found on n1 (npu.smi says more)'
+    """
+    return finding(check, host, Status.SKIP, f"{tool.name} not found on {host} ({owner} says more)")

@@ -12,11 +12,11 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from preflight.ascend.hccn_tool import CALL_TIMEOUT, FIND_HCCN_TOOL, missing_tool
+from preflight.ascend.hccn_tool import CALL_TIMEOUT, FIND_HCCN_TOOL
 from preflight.batch import ProbeOutput
-from preflight.findings import Facts, finding
+from preflight.findings import Facts, finding, tool_missing
 from preflight.model import Finding, Status
-from preflight.tools.ascend import HCCN_TOOL_PATH
+from preflight.tools.ascend import HCCN_TOOL, HCCN_TOOL_PATH
 from preflight.tools.common import first_line
 
 # Finds hccn_tool, then runs each device's calls in a background subshell (devices in parallel, one
@@ -102,5 +102,5 @@ def host_problem(check: str, host: str, facts: Facts) -> Finding | None:
     if facts.get("error"):
         return finding(check, host, Status.ERROR, f"{facts['error']}")
     if not facts.get("tool"):
-        return missing_tool(check, host, facts.get("looked"))
+        return tool_missing(check, host, HCCN_TOOL, facts.get("looked"))
     return None

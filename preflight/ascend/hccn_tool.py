@@ -13,10 +13,7 @@ readable reason.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
 
-from preflight.findings import finding
-from preflight.model import Finding, Status
 from preflight.tools.ascend import HCCN_TOOL, HCCN_TOOL_PATH
 from preflight.tools.common import first_line
 
@@ -100,14 +97,4 @@ def call_error(out: str, rc: int | None, timeout: float = CALL_TIMEOUT) -> str |
     if rc != 0:
         return f"hccn_tool failed (exit {rc}): {first_line(out)}"
     return None
-
-
-def missing_tool(check: str, host: str, looked: Sequence[str] | None = None) -> Finding:
-    """The one error for a host where hccn_tool is neither on PATH nor in the driver's folder."""
-    where = ", ".join(looked or []) or f"PATH, {HCCN_TOOL_PATH}"
-    return finding(check, host, Status.ERROR,
-                   f"hccn_tool not found on {host} (looked in {where}): the Ascend driver is not "
-                   "installed, or not where HCCL expects it", observed="not found", expected=HCCN_TOOL_PATH,
-                   remedy="install the Ascend driver (Ascend-hdk-*-npu-driver_*.run --full), then "
-                          f"ls -l {HCCN_TOOL_PATH}")
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 from preflight.tools.common import Tool
 
 NPU_SMI_PATHS = ("/usr/local/sbin/npu-smi", "/usr/local/bin/npu-smi", "/usr/local/Ascend/driver/tools/npu-smi")
-NPU_SMI = Tool("npu-smi", NPU_SMI_PATHS, home=f"at {NPU_SMI_PATHS[-1]}",
+NPU_SMI = Tool("npu-smi", NPU_SMI_PATHS, without="cannot see the NPUs", home=f"at {NPU_SMI_PATHS[-1]}",
                install="install the Ascend NPU driver package (it ships npu-smi), e.g. "
                        "./Ascend-hdk-*-npu-driver_*.run --full")
 HCCN_TOOL_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"
 HCCN_TOOL = Tool("hccn_tool", (HCCN_TOOL_PATH,), home=f"at {HCCN_TOOL_PATH}",
+                 without="the Ascend driver is not installed, or not where HCCL expects it",
                  install="install the Ascend driver (Ascend-hdk-*-npu-driver_*.run --full), then "
                          f"ls -l {HCCN_TOOL_PATH}")

@@ -35,10 +35,12 @@ def find_tool_snippet(name: str, paths: Sequence[str]) -> str:
 @dataclass(frozen=True)
 class Tool:
     """A tool a check's probes need: where it is looked for after PATH, and what the standard finding for a host
-    without it says (``home``: where it belongs, e.g. ``in /usr/bin``; ``install``: the remedy)."""
+    without it says (``without``: what cannot be done then; ``home``: where it belongs, e.g. ``in /usr/bin``;
+    ``install``: the remedy)."""
 
     name: str
     paths: tuple[str, ...]
+    without: str = ""
     home: str = ""
     install: str = ""
 

@@ -22,7 +22,7 @@ def tool_paths(name: str) -> tuple[str, ...]:
     return (f"{NVIDIA_BIN}/{name}", f"/usr/bin/{name}", f"/usr/sbin/{name}")
 
 
-NVIDIA_SMI = Tool("nvidia-smi", tool_paths("nvidia-smi"), home="in /usr/bin",
+NVIDIA_SMI = Tool("nvidia-smi", tool_paths("nvidia-smi"), without="cannot see the GPUs", home="in /usr/bin",
                   install="install the NVIDIA driver (it ships nvidia-smi), e.g. apt-get install "
                           "nvidia-driver-<version>-server; in a container use the NVIDIA container toolkit")
 IBSTAT = Tool("ibstat", tool_paths("ibstat"))
