@@ -6,18 +6,9 @@ the hccn.ip facts), link setup times out (EI0006). The table comes from ``--rank
 by the CLI into ``checks.hccn.rank_table``) or from ``RANK_TABLE_FILE`` in a host's ``env:``, which is
 read on that host.
 
-Two formats: version "1.0" (``server_count``/``server_list``/``device`` with ``rank_id``) and the legacy
-``group_list`` one (``group_count``/``group_list``/``instance_list``/``devices``; real sample:
-Ascend/modelzoo ResNext50_for_TensorFlow/hccl.json, one instance per device with its ``rank_id``; an instance
-without ``rank_id`` numbers its devices in listing order, as in the modelzoo READMEs' one-instance-per-server
-form). A ``server_id`` names a host when it is the host's hosts.yaml address or name, or one of its own
-addresses the net check gathered (its interfaces' addresses, what its own name resolves to, its hostname),
-as long as no other host has that address.
-
->>> table = {"status": "completed", "version": "1.0", "server_count": "1", "server_list": [
-...     {"server_id": "10.0.0.1", "device": [{"device_id": "0", "device_ip": "192.168.1.8", "rank_id": "0"}]}]}
->>> problems(table, {"n1": {0: "192.168.1.9"}}, {"10.0.0.1": "n1"})
-[('n1', 0, 'device 0 of n1 is 192.168.1.8 in the rank table but 192.168.1.9 on the device')]
+The table's two formats and what is wrong with one: ``preflight.ascend.rank_table``. A ``server_id`` names a
+host when it is the host's hosts.yaml address or name, or one of its own addresses the net check gathered (its
+interfaces' addresses, what its own name resolves to, its hostname), as long as no other host has that address.
 """
 
 from __future__ import annotations
@@ -28,56 +19,8 @@ import shlex
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from preflight.ascend.rank_table import problems, servers
 from preflight.checks.base import *
-
-Problem = tuple[str | None, int | None, str]  # host (None: the table itself), device, what is wrong
-
-
-def problems(table: Any, live: Mapping[str, Mapping[int, str | None]],
-             server_to_host: Mapping[str, str]) -> list[Problem]:
-    """Everything wrong with ``table`` against the live device IPs (host -> device id -> ip)."""
-    if not isinstance(table, dict) or not (isinstance(table.get("server_list"), list)
-                                           or isinstance(table.get("group_list"), list)):
-        return [(None, None, "not a rank table: no server_list (version 1.0) or group_list (legacy format)")]
-    found: list[Problem] = []
-    if table.get("status") != "completed":
-        found.append((None, None, f"status is {table.get('status')!r}, not 'completed'"))
-    servers = _servers(table)
-    if isinstance(table.get("server_list"), list):
-        if str(table.get("server_count", len(servers))) != str(len(servers)):
-            found.append((None, None, f"server_count {table.get('server_count')} but {len(servers)} servers listed"))
-    else:
-        found += _group_counts(table)
-    ranks: list[int] = []
-    for server in servers:
-        server_id = str(server.get("server_id"))
-        host = server_to_host.get(server_id)
-        devices = [d for d in server.get("device") or [] if isinstance(d, dict)] \
-            if isinstance(server.get("device"), list) else []
-        if host is None:
-            found.append((None, None, f"server {server_id} is not one of the hosts in hosts.yaml"))
-        for device in devices:
-            try:
-                device_id, rank = int(str(device.get("device_id"))), int(str(device.get("rank_id")))
-            except ValueError:
-                found.append((host, None, f"server {server_id}: device entry without numeric device_id/rank_id"))
-                continue
-            ranks.append(rank)
-            if host is None:
-                continue
-            actual = live.get(host, {}).get(device_id)
-            listed = device.get("device_ip")
-            if host in live and device_id not in live[host]:
-                found.append((host, device_id, f"device {device_id} of {host} is in the rank table but "
-                                               "hccn_tool does not report it"))
-            elif host in live and actual != listed:
-                found.append((host, device_id, f"device {device_id} of {host} is {listed} in the rank table but "
-                                               f"{actual or 'unset'} on the device"))
-    if sorted(ranks) != list(range(len(ranks))):
-        duplicates = sorted({r for r in ranks if ranks.count(r) > 1})
-        found.append((None, None, "rank_id values are not 0..N-1 once each"
-                      + (f" (repeated: {', '.join(map(str, duplicates))})" if duplicates else "")))
-    return found
 
 
 class RankTableCheck(Check):
@@ -131,7 +74,7 @@ class RankTableCheck(Check):
                                        "(RANK_TABLE_FILE in env: or --rank-table)")]
         bad_hosts: set[str] = set()
         for source, table in tables:
-            listed = {server_to_host.get(str(s.get("server_id"))) for s in _servers(table)}
+            listed = {server_to_host.get(str(s.get("server_id"))) for s in servers(table)}
             for absent in sorted(set(live) - {h for h in listed if h}):
                 bad_hosts.add(absent)
                 findings.append(finding(check, absent, Status.WARN, f"{source}: {absent} is not in the rank "
@@ -147,55 +90,6 @@ class RankTableCheck(Check):
         for host in sorted(set(live) - bad_hosts):
             findings.append(finding(check, host, Status.PASS, f"{host}'s devices match the rank table"))
         return findings
-
-
-def _servers(table: Any) -> list[dict[str, Any]]:
-    """The table's servers as version 1.0 ``server_list`` entries ({server_id, device: [{device_id, device_ip,
-    rank_id}]}), the legacy ``group_list`` format's instances merged per server_id.
-
-    >>> legacy = {"group_list": [{"instance_list": [
-    ...     {"devices": [{"device_id": "0", "device_ip": "192.168.10.64"}], "rank_id": "0", "server_id": "10.0.0.1"},
-    ...     {"devices": [{"device_id": "1", "device_ip": "192.168.20.64"}], "rank_id": "1", "server_id": "10.0.0.1"}]}]}
-    >>> _servers(legacy)  # doctest: +NORMALIZE_WHITESPACE
-    [{'server_id': '10.0.0.1', 'device': [{'device_id': '0', 'device_ip': '192.168.10.64', 'rank_id': '0'},
-                                         {'device_id': '1', 'device_ip': '192.168.20.64', 'rank_id': '1'}]}]
-    """
-    if not isinstance(table, dict):
-        return []
-    servers = table.get("server_list")
-    if isinstance(servers, list):
-        return [s for s in servers if isinstance(s, dict)]
-    merged: dict[str, dict[str, Any]] = {}
-    rank = 0
-    for group in _dicts(table.get("group_list")):
-        for instance in _dicts(group.get("instance_list")):
-            server = merged.setdefault(str(instance.get("server_id")), {"server_id": instance.get("server_id"),
-                                                                        "device": []})
-            devices = _dicts(instance.get("devices"))
-            for device in devices:
-                given = instance.get("rank_id") if len(devices) == 1 else None
-                server["device"].append({"device_id": device.get("device_id"), "device_ip": device.get("device_ip"),
-                                         "rank_id": given if given is not None else str(rank)})
-                rank += 1
-    return list(merged.values())
-
-
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def _group_counts(table: dict[str, Any]) -> list[Problem]:
-    """The legacy format's own counts: group_count groups, instance_count instances in each group."""
-    found: list[Problem] = []
-    groups = _dicts(table.get("group_list"))
-    if str(table.get("group_count", len(groups))) != str(len(groups)):
-        found.append((None, None, f"group_count {table.get('group_count')} but {len(groups)} groups listed"))
-    for group in groups:
-        instances = _dicts(group.get("instance_list"))
-        if str(group.get("instance_count", len(instances))) != str(len(instances)):
-            found.append((None, None, f"group {group.get('group_name')!r}: instance_count "
-                                      f"{group.get('instance_count')} but {len(instances)} instances listed"))
-    return found
 
 
 def _own_addresses(net_facts: Mapping[str, Facts]) -> dict[str, str]:

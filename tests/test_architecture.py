@@ -239,7 +239,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "preflight.net_view", "preflight.connect", "preflight.job_env", "preflight.container",
                 "preflight.nvlink", "preflight.nvsmi_query", "preflight.ib_hca", "preflight.time_sync",
                 "preflight.interpreter", "preflight.ranks", "preflight.accelerator", "preflight.firewall",
-                "preflight.ascend", "preflight.allreduce")),
+                "preflight.ascend", "preflight.allreduce", "preflight.xid_log")),
     # where each vendor's tools are on a node: common, nvidia and ascend side by side (test_vendors_stand_apart)
     ("tools", ("preflight.tools",)),
     # how a command reaches a host: the framed script, the programs shipped to nodes, transports, hosts.yaml
@@ -256,7 +256,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("preflight", "preflight.process_exit")),
 )
 RENDERERS_READ = ("renderers", "model", "base")  # the layers a renderer may import
-NVIDIA = ("preflight.checks.gpu_", "preflight.tools.nvidia", "preflight.nvlink", "preflight.nvsmi_query")
+NVIDIA = ("preflight.checks.gpu_", "preflight.tools.nvidia", "preflight.nvlink", "preflight.nvsmi_query",
+          "preflight.xid_log")
 ASCEND = ("preflight.ascend", "preflight.tools.ascend", "preflight.checks.npu", "preflight.checks.hccn",
           "preflight.checks.hccl_", "preflight.torch_npu_table")
 # Imports the one application path removes (issue 39, its "commands and diagnose go through preflight/app.py"

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from preflight.batch import ProbeOutput
-from preflight.checks.gpu_xid import _READ, GpuXidCheck, _judge, line_time
+from preflight.checks.gpu_xid import GpuXidCheck, _judge
 from preflight.model import Status
 from preflight.xid_catalog import ACTIONS, XIDS, assess, describe, parse_line
+from preflight.xid_log import READ, line_time
 
 ROOT = Path(__file__).resolve().parent.parent
 # The real line of NVIDIA/open-gpu-kernel-modules#1150 (an Xid 45 after an NVLink Xid 149), repeated with times.
@@ -39,7 +40,7 @@ def _run_probe(tmp_path: Path, log: str, awk: list[str]) -> ProbeOutput:
     for name, body in (("dmesg", f"cat {tmp_path / 'kernel.log'}"), ("awk", f'exec {" ".join(awk)} "$@"')):
         (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
         (bin_dir / name).chmod(0o755)
-    done = subprocess.run(["sh", "-c", _READ], capture_output=True, text=True, timeout=60,
+    done = subprocess.run(["sh", "-c", READ], capture_output=True, text=True, timeout=60,
                           env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
     return ProbeOutput(done.stdout, done.stderr, done.returncode)
 
