@@ -20,7 +20,6 @@ from preflight import app as application
 from preflight.checks import all_checks
 from preflight.cli_options import PythonOption, SetupOption, split_items
 from preflight.commands import register_all
-from preflight.engine import RunOptions
 from preflight.model import Report, Status
 from preflight.process_exit import exit_now
 from preflight.render import console, json_report, summary
@@ -107,8 +106,9 @@ def run(
                                      baseline_threshold=baseline_threshold)
     except json_report.ReportFormatError as exc:
         raise _fail_usage(f"--baseline: {exc}") from None
-    options = RunOptions(parallel=parallel, connect_timeout=connect_timeout, command_timeout=command_timeout,
-                         host_timeout=host_timeout, accept_new_host_keys=accept_new_host_keys, sudo=sudo)
+    options = application.RunOptions(parallel=parallel, connect_timeout=connect_timeout,
+                                     command_timeout=command_timeout, host_timeout=host_timeout,
+                                     accept_new_host_keys=accept_new_host_keys, sudo=sudo)
     request = application.RunRequest(hosts=hosts, checks=split_items(checks), skip=split_items(skip),
                                      options=options, rank_table=rank_table, accelerator=accelerator,
                                      transport=transport, max_unhealthy=max_unhealthy, outputs=extras,
@@ -160,8 +160,9 @@ def bench_allreduce(
 
     Example: preflight bench allreduce --hosts hosts.yaml
     """
-    options = RunOptions(parallel=parallel, connect_timeout=connect_timeout, command_timeout=command_timeout,
-                         host_timeout=host_timeout, accept_new_host_keys=accept_new_host_keys)
+    options = application.RunOptions(parallel=parallel, connect_timeout=connect_timeout,
+                                     command_timeout=command_timeout, host_timeout=host_timeout,
+                                     accept_new_host_keys=accept_new_host_keys)
     report = run_and_show(application.RunRequest(hosts=hosts, checks=["allreduce"], options=options), json_out,
                           report_dir)
     if not json_out:

@@ -174,7 +174,7 @@ def test_graph_follows_the_rules() -> None:
     assert "preflight" in graph["preflight.cli"]  # from preflight import __version__, exit_codes, recorder
     assert "preflight.exit_codes" in graph["preflight.cli"]  # ... exit_codes, a module
     assert "preflight.render.json_report" in graph["preflight.render.outputs"]  # inside a function
-    assert "preflight.inventory" in graph["preflight.commands.node"]  # under TYPE_CHECKING only
+    assert "preflight.facts_file" in graph["preflight.facts_current"]  # under TYPE_CHECKING only
     # A module outside preflight.checks importing one of its modules loads the registry too:
     assert "preflight.checks" in graph["preflight.diagnose.check"]
     # ... but a check importing checks.base does not count the registry it is part of.
@@ -226,7 +226,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("entry", ("preflight.__main__", "preflight.cli", "preflight.cli_options", "preflight.commands")),
     # what a command asks for, run end to end: select checks, load the cluster, run, judge, save; diagnose and
     # explain (their logic), the docs the registry writes about itself, the crash log
-    ("application", ("preflight.app", "preflight.collect", "preflight.recorder", "preflight.facts_current",
+    ("application", ("preflight.app", "preflight.recorder", "preflight.facts_current",
                      "preflight.catalog", "preflight.crash", "preflight.diagnose", "preflight.explain")),
     # read the report model only (test_renderers_read_the_report_model_only): never the engine or the application
     ("renderers", ("preflight.render",)),
@@ -260,14 +260,6 @@ NVIDIA = ("preflight.checks.gpu_", "preflight.tools.nvidia", "preflight.nvlink",
           "preflight.xid_log")
 ASCEND = ("preflight.ascend", "preflight.tools.ascend", "preflight.checks.npu", "preflight.checks.hccn",
           "preflight.checks.hccl_", "preflight.torch_npu_table")
-# Imports the one application path removes (issue 39, its "commands and diagnose go through preflight/app.py"
-# part): strict xfails until that change lands, when they pass and must go from here.
-PENDING_APP_PATH = {
-    "entry imports the engine": frozenset({"preflight.cli", "preflight.commands.diagnose", "preflight.commands.node"}),
-    "diagnose imports a check": frozenset({"preflight.diagnose.judge", "preflight.diagnose.run"}),
-}
-
-
 def layer_of(module: str) -> int:
     """The index in LAYERS of ``module``'s layer; KeyError when no prefix names it."""
     best: tuple[int, int] | None = None
@@ -308,13 +300,6 @@ def check_imports(graph: Mapping[str, Set[str]], module: str) -> list[str]:
     return sorted(b for b in graph[module] if b.startswith(f"{PACKAGE}.checks.") and b != f"{PACKAGE}.checks.base")
 
 
-def _pending(rule: str, modules: list[str]) -> list[object]:
-    reason = (f"{rule}: until issue 39's one application path lands (commands and diagnose through preflight/app.py); "
-              "then this passes: drop the module from PENDING_APP_PATH")
-    return [pytest.param(m, marks=[pytest.mark.xfail(strict=True, reason=reason)] if m in PENDING_APP_PATH[rule]
-                         else []) for m in modules]
-
-
 def test_every_module_has_a_layer() -> None:
     unplaced = []
     for module in import_graph():
@@ -343,15 +328,13 @@ def test_vendors_stand_apart() -> None:
     assert not found, "\n".join(found)
 
 
-@pytest.mark.parametrize("module", _pending("entry imports the engine", sorted(
-    m for m in source_files() if LAYERS[layer_of(m)][0] == "entry")))
+@pytest.mark.parametrize("module", sorted(m for m in source_files() if LAYERS[layer_of(m)][0] == "entry"))
 def test_entry_does_not_import_the_engine(module: str) -> None:
     """Commands parse arguments and render: the run is the application's (preflight.app)."""
     assert engine_imports(import_graph(), module) == []
 
 
-@pytest.mark.parametrize("module", _pending("diagnose imports a check", sorted(
-    m for m in source_files() if m.startswith(f"{PACKAGE}.diagnose"))))
+@pytest.mark.parametrize("module", sorted(m for m in source_files() if m.startswith(f"{PACKAGE}.diagnose")))
 def test_diagnose_imports_no_check_module(module: str) -> None:
     """diagnose asks the registry and the engine for findings; it never instantiates a check class."""
     assert check_imports(import_graph(), module) == []
@@ -374,7 +357,7 @@ def test_the_rules_see_a_reintroduced_import(importer: str, imported: str, rule:
     assert rule(graph) != []
 
 
-def test_the_pending_rules_see_a_reintroduced_import() -> None:
+def test_the_app_path_rules_see_a_reintroduced_import() -> None:
     graph = {"preflight.commands.report": {"preflight.engine.options"}, "preflight.diagnose.plan": {
         "preflight.checks", "preflight.checks.base", "preflight.checks.firewall"}}
     assert engine_imports(graph, "preflight.commands.report") == ["preflight.engine.options"]

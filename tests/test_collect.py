@@ -13,10 +13,10 @@ import pytest
 from cli_runner import preflight
 
 from preflight.app import UsageError
+from preflight.app.judge import JudgeRequest, judge_facts
 from preflight.batch import ProbeOutput
 from preflight.checks.sysctl import SysctlCheck
 from preflight.checks.versions import VersionsCheck
-from preflight.collect import JudgeRequest, judge_files
 from preflight.facts_file import FORMAT, FactsError, dump, from_text, to_text
 from preflight.fixture_format import host_and_cluster
 from preflight.inventory import ClusterSpec, Host
@@ -90,7 +90,7 @@ def test_a_bad_facts_file_is_named_with_its_line(text: str, message: str) -> Non
 
 
 def test_judge_names_the_drifting_host_with_the_site_threshold(facts: Path) -> None:
-    report = judge_files(JudgeRequest(paths=[facts], hosts=facts / "hosts.yaml"))
+    report = judge_facts(JudgeRequest(paths=[facts], hosts=facts / "hosts.yaml"))
     somaxconn = {f.host: f.status.value for f in report.findings if f.check == "sysctl.somaxconn"}
     assert somaxconn == {"n1": "pass", "n2": "pass", "n3": "fail"}
     assert not any(f.check.startswith("versions.") for f in report.findings), "the files' --checks sysctl"
@@ -104,7 +104,7 @@ def test_a_file_gathered_for_another_cluster_is_a_warning(facts: Path) -> None:
     outputs = from_text((facts / "n2.json").read_text(), "n2.json").outputs
     write_facts(facts, "n2", outputs["sysctl"], outputs["versions"], master="n2")
     for hosts in (facts / "hosts.yaml", None):
-        report = judge_files(JudgeRequest(paths=[facts], hosts=hosts))
+        report = judge_facts(JudgeRequest(paths=[facts], hosts=hosts))
         drift = [f for f in report.findings if f.check == "facts.cluster"]
         assert [(f.host, f.status.value, f.observed) for f in drift] == \
             [("n2", "warn", "master 'n2' (judged with 'n1')")]
@@ -115,10 +115,10 @@ def test_judge_without_hosts_yaml_takes_the_files_hosts_and_reports_what_is_miss
     (facts / "n2.json").unlink()
     (facts / "n1.json").write_text((facts / "n1.json").read_text()[:100])
     request = JudgeRequest(paths=[facts / "n1.json", facts / "n3.json"], checks=["sysctl"])
-    report = judge_files(request)
+    report = judge_facts(request)
     assert [h.name for h in report.hosts] == ["n3"]
     assert len(request.problems) == 1 and request.problems[0].startswith(f"{facts / 'n1.json'}:")
-    with_hosts = judge_files(JudgeRequest(paths=[facts], hosts=facts / "hosts.yaml"))
+    with_hosts = judge_facts(JudgeRequest(paths=[facts], hosts=facts / "hosts.yaml"))
     errors = {(f.host, f.observed) for f in with_hosts.findings
               if f.check == "facts.file" and f.status.value == "error"}
     assert errors == {(None, "unreadable"), ("n1", "missing"), ("n2", "missing")}
@@ -127,10 +127,10 @@ def test_judge_without_hosts_yaml_takes_the_files_hosts_and_reports_what_is_miss
 
 def test_judge_with_nothing_readable_or_a_missing_path_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no such file or folder"):
-        judge_files(JudgeRequest(paths=[tmp_path / "nope.json"]))
+        judge_facts(JudgeRequest(paths=[tmp_path / "nope.json"]))
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(UsageError, match="no facts file could be read"):
-        judge_files(JudgeRequest(paths=[tmp_path]))
+        judge_facts(JudgeRequest(paths=[tmp_path]))
 
 
 def test_cli_exit_codes(facts: Path, tmp_path: Path) -> None:
@@ -175,28 +175,28 @@ def test_a_leftover_file_from_long_ago_is_an_error_not_judged(tmp_path: Path) ->
     sysctl, versions = _recorded_outputs()
     write_facts(tmp_path, "n1", sysctl, versions)
     write_facts(tmp_path, "n2", sysctl, versions, gathered=datetime(2025, 1, 1, tzinfo=timezone.utc))
-    report = judge_files(JudgeRequest(paths=[tmp_path]))
+    report = judge_facts(JudgeRequest(paths=[tmp_path]))
     found = _facts_findings(report)
     assert found["n1"][0] == "pass"
     assert found["n2"][0] == "error" and "longer ago than --max-age 1 h" in found["n2"][1], found
     assert not [f for f in report.findings if f.host == "n2" and f.check.startswith("sysctl.")], "n2 not judged"
     assert [h.reachable for h in report.hosts if h.name == "n2"] == [False]
     assert report.exit_code() == 4
-    assert _facts_findings(judge_files(JudgeRequest(paths=[tmp_path], max_age="0")))["n2"][0] == "pass"
+    assert _facts_findings(judge_facts(JudgeRequest(paths=[tmp_path], max_age="0")))["n2"][0] == "pass"
     an_hour_ago = datetime.now(timezone.utc) - timedelta(minutes=50)
     write_facts(tmp_path, "n2", sysctl, versions, gathered=an_hour_ago)
-    assert _facts_findings(judge_files(JudgeRequest(paths=[tmp_path])))["n2"][0] == "pass"
+    assert _facts_findings(judge_facts(JudgeRequest(paths=[tmp_path])))["n2"][0] == "pass"
 
 
 def test_files_of_another_run_are_set_aside(tmp_path: Path) -> None:
     sysctl, versions = _recorded_outputs()
     for name, run in (("n1", "job-7"), ("n2", "job-7"), ("n3", "job-6"), ("n4", None)):
         write_facts(tmp_path, name, sysctl, versions, run_id=run)
-    found = _facts_findings(judge_files(JudgeRequest(paths=[tmp_path])))  # the run most files carry: job-7
+    found = _facts_findings(judge_facts(JudgeRequest(paths=[tmp_path])))  # the run most files carry: job-7
     assert {h: s for h, (s, _) in found.items()} == {"n1": "pass", "n2": "pass", "n3": "error", "n4": "error"}
     assert "is of run 'job-6', not of run 'job-7' (most of the files)" in found["n3"][1]
     assert "is of no run id" in found["n4"][1]
-    found = _facts_findings(judge_files(JudgeRequest(paths=[tmp_path], run_id="job-6")))
+    found = _facts_findings(judge_facts(JudgeRequest(paths=[tmp_path], run_id="job-6")))
     assert {h: s for h, (s, _) in found.items()} == {"n1": "error", "n2": "error", "n3": "pass", "n4": "error"}
     assert "(--run-id / PREFLIGHT_RUN_ID)" in found["n1"][1]
 

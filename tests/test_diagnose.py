@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
+from preflight.app.diagnose import prepare, read_launch
 from preflight.batch import ProbeOutput
 from preflight.checks.base import EvalContext, StepOutcome
 from preflight.diagnose.check import DiagnoseCheck, Plan, launch_findings, make_plan, parse_dryrun
 from preflight.diagnose.launch import parse_hostfile, parse_launch
-from preflight.diagnose.run import prepare, read_launch
 from preflight.inventory import ClusterSpec, Host, parse_inventory
 from preflight.model import Status
 

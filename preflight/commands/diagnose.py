@@ -7,10 +7,15 @@ WORLD_SIZE and RANK are read from the environment). Exit code: 0 no fail/error, 
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from preflight import exit_codes
+from preflight.app import RunOptions, UsageError
 
 
 def register(app: typer.Typer) -> None:
@@ -33,24 +38,18 @@ def register(app: typer.Typer) -> None:
 
         Example: preflight diagnose --hosts hosts.yaml -- torchrun --nnodes=2 --master-addr=node1 train.py
         """
-        import os
-        import sys
+        from preflight.app import diagnose as diagnose_app
+        from preflight.render import diagnose as diagnose_view
 
-        from preflight import app, exit_codes
-        from preflight.diagnose import run
-        from preflight.engine import RunOptions
-        from preflight.render import json_report
-
-        try:
-            inventory = app.load_cluster(hosts)
-        except app.UsageError as exc:
-            sys.stderr.write(f"preflight: {exc}\n")
-            raise typer.Exit(exit_codes.USAGE) from None
-        inventory, plan = run.prepare(inventory, launch or [], run.environ(), timeout)
         options = RunOptions(parallel=parallel, connect_timeout=connect_timeout, host_timeout=host_timeout,
                              accept_new_host_keys=accept_new_host_keys)
-        report, _ = run.diagnose(inventory, plan, options)
-        run.write_and_print(report, report_dir or json_report.new_report_dir(), json_out)
+        request = diagnose_app.DiagnoseRequest(hosts, launch or [], dict(os.environ), timeout, options)
+        try:
+            report = diagnose_app.diagnose(request)
+        except UsageError as exc:
+            sys.stderr.write(f"preflight: {exc}\n")
+            raise typer.Exit(exit_codes.USAGE) from None
+        diagnose_view.show(report, diagnose_app.save(report, report_dir), json_out)
         if not report.complete:
             sys.stdout.flush()
             terminated = report.extra.get("diagnose", {}).get("interrupted_by") == "SIGTERM"

@@ -18,7 +18,11 @@ from typing import Annotated
 import typer
 
 from preflight import exit_codes
+from preflight.app import UsageError, save
+from preflight.cli_options import split_items
 from preflight.facts_current import DEFAULT_MAX_AGE
+from preflight.render import console
+from preflight.render.outputs import ReportOutputs
 
 
 def register(app: typer.Typer) -> None:
@@ -53,28 +57,23 @@ def register(app: typer.Typer) -> None:
 
         Example: preflight judge facts/ --hosts hosts.yaml
         """
-        from preflight import app as application
-        from preflight.collect import NOT_RUN, JudgeRequest, judge_files
-        from preflight.render import console
-        from preflight.render.outputs import ReportOutputs
+        from preflight.app import judge as judge_app  # facts files: only `judge` reads them
 
-        def split(values: list[str] | None) -> list[str]:
-            return [i.strip() for v in values or [] for i in v.split(",") if i.strip()]
-
-        request = JudgeRequest(paths=paths, hosts=hosts, checks=split(checks), skip=split(skip),
-                               accelerator=accelerator, max_unhealthy=max_unhealthy,
-                               outputs=ReportOutputs.build(junit=junit, prometheus=prometheus, markdown=markdown),
-                               run_id=run_id, max_age=max_age)
+        request = judge_app.JudgeRequest(paths=paths, hosts=hosts, checks=split_items(checks), skip=split_items(skip),
+                                         accelerator=accelerator, max_unhealthy=max_unhealthy,
+                                         outputs=ReportOutputs.build(junit=junit, prometheus=prometheus,
+                                                                     markdown=markdown),
+                                         run_id=run_id, max_age=max_age)
         try:
-            report = judge_files(request)
-        except application.UsageError as exc:
+            report = judge_app.judge_facts(request)
+        except UsageError as exc:
             sys.stderr.write(f"preflight: {exc}\n")
             raise typer.Exit(exit_codes.USAGE) from None
         for problem in request.problems:
             sys.stderr.write(f"preflight: {problem}\n")
-        path = application.save(report, report_dir, request.outputs)
+        path = save(report, report_dir, request.outputs)
         console.show(report, path, json_out)
-        not_run = [f.check for f in report.findings if f.observed == NOT_RUN]
+        not_run = [f.check for f in report.findings if f.observed == judge_app.NOT_RUN]
         if not_run and not json_out:
             sys.stdout.write(f"not run (they need `preflight run`'s controller): {', '.join(not_run)}\n")
         raise typer.Exit(exit_codes.for_report(report))

@@ -14,8 +14,8 @@ from dataclasses import replace
 from typing import Any
 
 from preflight.batch import ProbeOutput
+from preflight.checks import all_checks
 from preflight.checks.base import EvalContext, Facts, StepOutcome, finding
-from preflight.checks.firewall import FirewallCheck
 from preflight.connect import connect_meaning, parse_listeners, parse_results
 from preflight.diagnose.outcomes import dryrun_results, loopback, own_addresses, stage_text
 from preflight.diagnose.plan import Plan
@@ -210,12 +210,14 @@ class Judge:
                         observed=str(result["result"]), expected="connect", peer=master, remedy=fix)]
 
     def _firewall(self, host: str) -> Finding | None:
-        """The firewall check's verdict on ``host`` when it found a blocking rule (it names the rule)."""
+        """The firewall check's verdict on ``host`` (the registry's check ``firewall``) when it found a blocking
+        rule (it names the rule)."""
         facts = self.ctx.other_facts.get("firewall")
         if not facts or host not in facts:
             return None
+        firewall = next(c for c in all_checks() if c.ident == "firewall")
         try:
-            found = FirewallCheck().evaluate(facts, replace(self.ctx, params=dict(FirewallCheck.params)))
+            found = firewall.evaluate(facts, replace(self.ctx, params=dict(firewall.params)))
         except Exception:  # the firewall model is best effort here: the TCP test already decided
             return None
         return next((f for f in found if f.check == "firewall.rules" and f.host == host

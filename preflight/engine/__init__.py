@@ -7,6 +7,9 @@ steps, then judge. It orchestrates and delegates:
 - ``overlaps``: active work done during the gather; ``steps``: active work after it;
 - ``evaluation``: pure parse, judge and report.
 
+``replay`` judges hosts gathered elsewhere (``preflight judge``: facts files) on the same path: each host parsed
+as a gather's, then the same evaluation and report.
+
 It owns all I/O. Checks only declare probes and judge facts; a host that cannot be reached, or does
 not finish in time, becomes an ``error`` finding while every other host is still checked.
 """
@@ -25,7 +28,7 @@ from types import FrameType
 from preflight.checks.base import ActiveCheck, Check, EvalContext, StepOutcome, applies
 from preflight.engine import evaluation
 from preflight.engine.gathering import Gatherer
-from preflight.engine.options import HostGather, RunOptions, TransportFactory, ssh_transport_factory
+from preflight.engine.options import HostGather, Replay, RunOptions, TransportFactory, ssh_transport_factory
 from preflight.engine.overlaps import Overlaps, plan_overlaps
 from preflight.engine.planning import dedupe
 from preflight.engine.sessions import Sessions
@@ -34,7 +37,8 @@ from preflight.inventory import Inventory
 from preflight.model import Finding, Report
 from preflight.transport.base import Batching
 
-__all__ = ["Engine", "HostGather", "RunOptions", "TransportFactory", "dedupe", "settled_heap", "ssh_transport_factory"]
+__all__ = ["Engine", "HostGather", "Replay", "RunOptions", "TransportFactory", "dedupe", "settled_heap",
+           "ssh_transport_factory"]
 
 
 # Objects made before the garbage collector looks at the youngest generation (Python's default: 700).
@@ -108,7 +112,7 @@ class Engine:
         self.sessions = Sessions(transport_factory or ssh_transport_factory(options), batching)
         self.gathered: dict[str, HostGather] = {}
         self.outcomes: dict[str, list[StepOutcome]] = {}  # active check ident -> its steps' outcomes
-        self.keep_open = any(isinstance(c, ActiveCheck) for c in self.checks)
+        self.keep_open = not options.passive and any(isinstance(c, ActiveCheck) for c in self.checks)
         # One srun per round (batching) cannot hold clients back until a server listens: no overlaps then.
         overlapping = self.keep_open and batching is None
         self.overlaps = Overlaps(plan_overlaps(self.checks, inventory, options) if overlapping else [], self.sessions)
@@ -153,7 +157,7 @@ class Engine:
         try:
             for ident, outcome in self.overlaps.finish().items():
                 self.outcomes.setdefault(ident, []).append(outcome)
-            for check in self.checks:
+            for check in self.checks if not self.options.passive else ():
                 if not isinstance(check, ActiveCheck) or not applies(check, self.inventory.cluster):
                     continue
                 facts = self.facts()[0].get(check.ident, {})
@@ -183,10 +187,24 @@ class Engine:
 
     @settled_heap()
     def report(self, complete: bool = True) -> Report:
-        judged = evaluation.evaluate(self.checks, self.inventory, self.gathered, self.facts(), self.outcomes,
-                                     self.options.only, self.options.drop)
-        return evaluation.build_report(self.inventory, self.checks, self.gathered, judged,
-                                       started=self.started.isoformat(timespec="seconds"),
+        return self._report(complete, self.started.isoformat(timespec="seconds"))
+
+    def replay(self, replay: Replay) -> Report:
+        """Judge hosts gathered elsewhere (``Replay``) as this engine's own gather: each host parsed as
+        :meth:`gather` parses it, then :meth:`report`'s evaluation, with the replay's own findings."""
+        self.started = replay.since
+        for gather in replay.gathered:
+            self.gathered[gather.host.name] = gather
+            evaluation.add_host_facts(self.checks, gather, *self._parsed)
+        with settled_heap():
+            return self._report(True, replay.started, replay.inputs, replay.stand_ins)
+
+    def _report(self, complete: bool, started: str, inputs: Sequence[Finding] = (),
+                stand_ins: Sequence[Finding] = ()) -> Report:
+        outcomes = None if self.options.passive else self.outcomes  # passive: the active checks are not judged
+        judged = evaluation.evaluate(self.checks, self.inventory, self.gathered, self.facts(), outcomes,
+                                     self.options.only, self.options.drop, inputs, stand_ins)
+        return evaluation.build_report(self.inventory, self.checks, self.gathered, judged, started=started,
                                        duration_s=(datetime.now(timezone.utc) - self.started).total_seconds(),
                                        complete=complete)
 

@@ -82,36 +82,49 @@ def context(check: Check, inventory: Inventory, facts: FactsByCheck) -> EvalCont
 
 
 def evaluate(checks: Sequence[Check], inventory: Inventory, gathered: Mapping[str, HostGather],
-             parsed: tuple[FactsByCheck, list[Finding]], outcomes: Mapping[str, Sequence[StepOutcome]],
-             only: Sequence[str] = (), drop: Sequence[str] = ()) -> Judged:
+             parsed: tuple[FactsByCheck, list[Finding]], outcomes: Mapping[str, Sequence[StepOutcome]] | None,
+             only: Sequence[str] = (), drop: Sequence[str] = (), inputs: Sequence[Finding] = (),
+             stand_ins: Sequence[Finding] = ()) -> Judged:
     """Every check's findings over every host's facts (``parsed``: from :func:`parse_facts`) and the active
-    checks' step outcomes, the hosts' own findings first; a check that crashes is an ``<family>.internal``
-    error, never the end of the run. ``only``: finding-id prefixes to keep (``ssh.*`` always kept); ``drop``:
-    finding ids to leave out (``--skip ID``)."""
+    checks' step outcomes (None: no active phase ran, an active check is not judged), the hosts' own findings
+    first; a check that crashes is an ``<family>.internal`` error, never the end of the run. ``only``:
+    finding-id prefixes to keep; ``drop``: finding ids to leave out (``--skip ID``); the hosts' own findings
+    (``ssh.*``) and ``inputs`` are kept whatever they say. ``stand_ins`` replace the findings of their ids, where
+    their check is judged (``Replay``)."""
     facts_by_check, problems = parsed
-    findings = [f for gather in gathered.values() for f in gather.findings] + problems
+    kept = [f for gather in gathered.values() for f in gather.findings] + list(inputs)
+    findings = list(problems)
+    replaced = {f.check for f in stand_ins}
     for check in checks:
         skipped = accelerator_skip(check, inventory.cluster)
         if skipped is not None:  # not for this cluster's accelerator: one skip, or nothing
             findings += skipped
             continue
-        ctx = context(check, inventory, facts_by_check)
-        facts = facts_by_check.get(check.ident, {})
-        try:
-            if isinstance(check, ActiveCheck):
-                findings += check.judge(facts, outcomes.get(check.ident, []), ctx)
-            else:
-                findings += check.evaluate(facts, ctx)
-        except Exception as exc:
-            findings.append(Finding(f"{check.family}.internal", None, Status.ERROR,
-                                    f"{check.family}.internal: {check.ident} crashed: {type(exc).__name__}: {exc}"))
+        judged = _judge(check, inventory, facts_by_check, outcomes)
+        findings += [f for f in judged if f.check not in replaced] + [f for f in stand_ins if f.check in check.ids]
     if only:  # a skip of a selected id's parent (the accelerator skip) says why the selection ran nothing
-        findings = [f for f in findings if f.check.startswith("ssh.") or selected(f.check, only)
+        findings = [f for f in findings if selected(f.check, only)
                     or (f.status is Status.SKIP and any(item.startswith(f.check + ".") for item in only))]
     if drop:
         findings = [f for f in findings if f.check not in drop]
     order = {h.name: i for i, h in enumerate(inventory.hosts)}
-    return Judged(sorted(findings, key=lambda f: (order.get(f.host or "", -1), f.check)), facts_by_check)
+    return Judged(sorted(kept + findings, key=lambda f: (order.get(f.host or "", -1), f.check)), facts_by_check)
+
+
+def _judge(check: Check, inventory: Inventory, facts_by_check: FactsByCheck,
+           outcomes: Mapping[str, Sequence[StepOutcome]] | None) -> list[Finding]:
+    """One check's findings (none for an active check when no active phase ran); a crash is an error finding."""
+    if isinstance(check, ActiveCheck) and outcomes is None:
+        return []
+    ctx = context(check, inventory, facts_by_check)
+    facts = facts_by_check.get(check.ident, {})
+    try:
+        if isinstance(check, ActiveCheck):
+            return check.judge(facts, (outcomes or {}).get(check.ident, []), ctx)
+        return check.evaluate(facts, ctx)
+    except Exception as exc:
+        return [Finding(f"{check.family}.internal", None, Status.ERROR,
+                        f"{check.family}.internal: {check.ident} crashed: {type(exc).__name__}: {exc}")]
 
 
 def build_report(inventory: Inventory, checks: Sequence[Check], gathered: Mapping[str, HostGather], judged: Judged,

@@ -1,4 +1,5 @@
-"""What a run is given (RunOptions) and what one host's gather gives back (HostGather).
+"""What a run is given (RunOptions), what one host's gather gives back (HostGather), and hosts gathered
+elsewhere for the engine to judge (Replay).
 
 >>> RunOptions().host_timeout
 60.0
@@ -9,6 +10,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from preflight.batch import ProbeOutput
 from preflight.inventory import Host
@@ -31,6 +33,9 @@ class RunOptions:
     # False: a host's raw outputs are dropped once parsed into facts (a run keeps them only for --record):
     # at 10,000 hosts that is ~10 KiB a host less to hold and for the garbage collector to walk.
     keep_outputs: bool = True
+    # True: gather and judge only, no active phase (no listeners during the gather, no steps after it), and
+    # the active checks are not judged: `node --facts` (one host's outputs for `judge`) and `judge` itself.
+    passive: bool = False
 
 
 @dataclass
@@ -41,6 +46,22 @@ class HostGather:
     result: HostResult
     outputs: dict[str, dict[str, ProbeOutput]] = field(default_factory=dict)  # check ident -> probe key -> output
     findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Replay:
+    """Hosts gathered elsewhere, for ``Engine.replay`` to judge as its own gather (``preflight judge``: the facts
+    files of ``node --facts``)."""
+
+    gathered: Sequence[HostGather]  # every host of the inventory, as the gather would have given it
+    started: str  # when the first of them was gathered: the report's start
+    since: datetime  # when judging began: the report's duration runs from here
+    # Findings about the inputs themselves (a file unreadable, missing, of another run): kept whatever --checks
+    # and --skip say, like the hosts' own gather findings.
+    inputs: Sequence[Finding] = ()
+    # Findings standing in for what the outputs cannot support (os.clock needs the controller's own times, an
+    # active check its live connections): each replaces the findings of its id, where its check is judged.
+    stand_ins: Sequence[Finding] = ()
 
 
 def ssh_transport_factory(options: RunOptions) -> TransportFactory:

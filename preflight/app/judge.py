@@ -1,21 +1,16 @@
-"""Collect-then-judge: gather this node's raw outputs into a facts file, and judge many such files as ``run`` does.
-
-For engines that run one copy of preflight per node (a Kubernetes Job, ``srun``, clush, Ansible) and have no
-controller that reaches every node: each node writes ``preflight node --facts FILE`` (:func:`gather_here`),
-something copies the files to one place, and ``preflight judge FILES`` (:func:`judge_files`) evaluates every
-check across all of them, drift, MTU, versions and the rest, with the same code ``run`` uses after its gather.
+"""``preflight judge``: the facts files of many nodes (``preflight node --facts``, ``preflight.app.facts``) judged
+together, as ``run`` judges what it gathered: each file replayed to the engine as its host's gather
+(``Engine.replay``), then the engine's own evaluation, drift, MTU, versions and the rest.
 
 What needs the controller is reported as not run: the active checks (they connect the hosts to each other
 live) and ``os.clock`` (it needs the controller's send and receive times).
 
->>> [f.check for f in not_run(select_checks([], []).checks)]
+>>> [f.check for f in stand_ins(select_checks([], []).checks)]
 ['os.clock', 'net.reachability', 'hccn.reachability']
 """
 
 from __future__ import annotations
 
-import os
-import time
 from collections import Counter
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
@@ -23,82 +18,23 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from preflight import drain, facts_file
-from preflight.accelerator import CHOICES
-from preflight.app import Interpreter, UsageError, load_cluster, select_checks, this_host
-from preflight.checks.base import ActiveCheck, Check, accelerator_skip
-from preflight.engine.evaluation import Judged, build_report, evaluate, parse_facts, selected
-from preflight.engine.gathering import Gatherer
-from preflight.engine.options import HostGather, RunOptions
-from preflight.engine.overlaps import Overlaps
-from preflight.engine.sessions import Sessions
-from preflight.facts_current import DEFAULT_MAX_AGE, parse_age, set_aside
-from preflight.inventory import ClusterSpec, Inventory
+from preflight import facts_file
+from preflight.app.cluster import check_accelerator, load_cluster
+from preflight.app.run import finish
+from preflight.app.selection import UsageError, select_checks
+from preflight.checks.base import ActiveCheck, Check
+from preflight.drain import parse_limit
+from preflight.engine import Engine, HostGather, Replay, RunOptions
+from preflight.facts_current import DEFAULT_MAX_AGE, FILE_ID, parse_age, set_aside
+from preflight.inventory import ClusterSpec, Host, Inventory
 from preflight.model import Finding, HostResult, RedactedReport, Status
 from preflight.render.outputs import ReportOutputs
+from preflight.transport.base import Transport, TransportError
 
 CLOCK = "os.clock"
-FILE_ID = "facts.file"
 CLUSTER_ID = "facts.cluster"
 NOT_RUN = "not run: needs the controller"  # the observed value of what only `run` can tell
 SPEC_KEYS = ("accelerator", "devices_per_host", "master", "master_port")  # what changes a probe's command
-
-
-@dataclass(frozen=True)
-class FactsRequest:
-    """One ``preflight node --facts``: which host of hosts.yaml this is, which checks, how long at most."""
-
-    hosts: Path | None = None
-    name: str | None = None  # this node's name in hosts.yaml (default: the host name)
-    checks: Sequence[str] = ()
-    skip: Sequence[str] = ()
-    accelerator: str = "auto"
-    devices_per_host: int | None = None
-    master_port: int | None = None  # without hosts.yaml: the job's port (hosts.yaml's cluster.master_port else)
-    timeout: float = 60.0
-    interpreter: Interpreter | None = None  # --python / --setup / PREFLIGHT_PYTHON / PREFLIGHT_SETUP
-    run_id: str | None = None  # written into the file: `judge` takes only the files of its run
-
-
-def gather_here(request: FactsRequest) -> dict[str, object]:
-    """Gather every probe ``run`` would send this host, here (no SSH), as a facts document; UsageError first."""
-    from preflight.transport.local import LocalTransport
-
-    inventory = load_cluster(request.hosts, accelerator=request.accelerator, interpreter=request.interpreter)
-    name = request.name or os.environ.get("SLURMD_NODENAME") or os.uname().nodename
-    if request.hosts is not None:
-        host = this_host(inventory, name, request.hosts)
-    else:
-        host = replace(inventory.hosts[0], name=name)
-        cluster = replace(inventory.cluster, master=name, master_port=request.master_port or 29500)
-        inventory = replace(inventory, hosts=[host], cluster=cluster)
-    if request.devices_per_host is not None:
-        inventory = replace(inventory, cluster=replace(inventory.cluster, devices_per_host=request.devices_per_host))
-    selection = select_checks(request.checks, request.skip)
-    options = RunOptions(parallel=1, host_timeout=request.timeout)
-    sessions = Sessions(lambda _: LocalTransport())
-    started = datetime.now(timezone.utc)
-    gather = Gatherer(selection.checks, inventory, options, sessions, Overlaps([], sessions), False).gather(host)
-    sessions.close()
-    if not gather.result.reachable:
-        raise RuntimeError(" ".join(f.message for f in gather.findings) or "the gather failed")
-    return facts_file.dump(selection.checks, host, inventory.cluster, gather.outputs,
-                           started.isoformat(timespec="seconds"), gather.result.seconds,
-                           (tuple(request.checks), tuple(request.skip)), request.run_id or None)
-
-
-def write_atomic(text: str, target: str) -> None:
-    """``text`` to ``target`` ('-': stdout) through a temporary file and a rename, so a reader of a shared
-    volume never sees half a file."""
-    if target == "-":
-        import sys
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    path = Path(target)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 @dataclass(frozen=True)
@@ -123,7 +59,7 @@ def facts_paths(paths: Sequence[Path]) -> list[Path]:
     >>> facts_paths([Path("/nonexistent-preflight")])
     Traceback (most recent call last):
     ...
-    preflight.app.UsageError: /nonexistent-preflight: no such file or folder
+    preflight.app.selection.UsageError: /nonexistent-preflight: no such file or folder
     """
     found: list[Path] = []
     for path in paths:
@@ -136,12 +72,14 @@ def facts_paths(paths: Sequence[Path]) -> list[Path]:
     return found
 
 
-def judge_files(request: JudgeRequest) -> RedactedReport:
-    """Read every facts file and judge them together, as ``run`` judges what it gathered."""
-    start = time.monotonic()
+def judge_facts(request: JudgeRequest) -> RedactedReport:
+    """Read every facts file and judge them together, as ``run`` judges what it gathered: the engine over the
+    files (``Engine.replay``), passive (no active phase), with what the files say of themselves and what only
+    ``run`` can tell (:func:`stand_ins`)."""
+    since = datetime.now(timezone.utc)
     try:
         if request.max_unhealthy is not None:
-            drain.parse_limit(request.max_unhealthy)
+            parse_limit(request.max_unhealthy)
         max_age_s = parse_age(request.max_age)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -166,19 +104,13 @@ def judge_files(request: JudgeRequest) -> RedactedReport:
     gathered, more = _gathered(inventory, loaded, selection.checks, {f.host for f in stale if f.host})
     names = {h.name for h in inventory.hosts}
     problems += more + cluster_drift(inventory.cluster, [f for f in loaded if f.host.name in names])
-    passive = [c for c in selection.checks if not isinstance(c, ActiveCheck)]
-    judged = evaluate(passive, inventory, gathered, parse_facts(selection.checks, gathered), {},
-                      selection.only, selection.dropped)
-    added = [f for f in not_run(selection.checks, inventory) if _kept(f, selection.only, selection.dropped)]
-    order = {h.name: i for i, h in enumerate(inventory.hosts)}
-    findings = sorted([f for f in judged.findings if f.check != CLOCK] + added + problems,
-                      key=lambda f: (order.get(f.host or "", -1), f.check))
     started = min((f.gathered_at for f in loaded if f.gathered_at), default="") \
         or datetime.now(timezone.utc).isoformat(timespec="seconds")
-    report = build_report(inventory, selection.checks, gathered, Judged(findings, judged.facts), started=started,
-                          duration_s=time.monotonic() - start)
-    report = drain.apply(report, request.max_unhealthy)[0]
-    return (request.outputs.with_baseline(report) if request.outputs else report).redacted()
+    engine = Engine(inventory, selection.checks, RunOptions(only=selection.only, drop=selection.dropped,
+                                                            passive=True), transport_factory=_no_transport)
+    report = engine.replay(Replay([gathered[h.name] for h in inventory.hosts], started, since, problems,
+                                  stand_ins(selection.checks)))
+    return finish(report, request.max_unhealthy, request.outputs)
 
 
 def _inventory(request: JudgeRequest, loaded: Sequence[facts_file.NodeFacts]) -> Inventory:
@@ -191,8 +123,7 @@ def _inventory(request: JudgeRequest, loaded: Sequence[facts_file.NodeFacts]) ->
     hosts = list({f.host.name: f.host for f in loaded}.values())
     common = Counter(_spec(f.cluster) for f in loaded).most_common(1)[0][0]
     cluster = next(f.cluster for f in loaded if _spec(f.cluster) == common)  # the majority's, first of ties
-    if request.accelerator not in CHOICES:
-        raise UsageError(f"--accelerator must be one of {', '.join(CHOICES)}, not {request.accelerator!r}")
+    check_accelerator(request.accelerator)
     if request.accelerator != "auto":
         cluster = replace(cluster, accelerator=request.accelerator,
                           accelerator_reason=f"--accelerator {request.accelerator}")
@@ -274,27 +205,23 @@ def _gathered(inventory: Inventory, loaded: Sequence[facts_file.NodeFacts], chec
     return gathered, problems
 
 
-def not_run(checks: Sequence[Check], inventory: Inventory | None = None) -> list[Finding]:
-    """The skips for what only ``run`` can do: ``os.clock`` and every active check (an active check not for
-    this cluster's accelerator gets its usual skip instead)."""
+def _no_transport(host: Host) -> Transport:
+    """A replay reaches no host (and loads no SSH library)."""
+    raise TransportError("replay", f"{host.name}: judged from its facts file, never reached")
+
+
+def stand_ins(checks: Sequence[Check]) -> list[Finding]:
+    """The skips standing in for what only ``run`` can do (``Replay.stand_ins``): ``os.clock`` and every active
+    check (one not for the cluster's accelerator gets its usual skip instead: the engine's evaluation decides)."""
     found: list[Finding] = []
     for check in checks:
         if CLOCK in check.ids:
             found.append(Finding(CLOCK, None, Status.SKIP, f"{CLOCK}: not judged from facts files: the clock "
                                  "offset needs the controller's send and receive times (`preflight run` has them)",
                                  observed=NOT_RUN))
-        if not isinstance(check, ActiveCheck):
-            continue
-        skipped = accelerator_skip(check, inventory.cluster) if inventory is not None else None
-        if skipped is not None:
-            found += skipped
-            continue
-        ident = check.ids[0]
-        found.append(Finding(ident, None, Status.SKIP, f"{ident}: not run by `preflight judge`: an active check "
-                             "connects the hosts to each other live (`preflight run` over SSH or Slurm runs it)",
-                             observed=NOT_RUN))
+        if isinstance(check, ActiveCheck):
+            ident = check.ids[0]
+            found.append(Finding(ident, None, Status.SKIP, f"{ident}: not run by `preflight judge`: an active "
+                                 "check connects the hosts to each other live (`preflight run` over SSH or Slurm "
+                                 "runs it)", observed=NOT_RUN))
     return found
-
-
-def _kept(finding: Finding, only: Sequence[str], drop: Sequence[str]) -> bool:
-    return (not only or selected(finding.check, only)) and finding.check not in drop
