@@ -215,6 +215,69 @@ def test_modules_are_short() -> None:
     assert not long, f"modules over {MAX_LINES} lines, split them by job: {dict(sorted(long.items()))}"
 
 
+def layout_blocks(text: str) -> list[set[str]]:
+    """The names in backticks of each table row of a document, and of each section whose heading names a folder
+    (``## The engine (`preflight/engine/`)``: the heading and all below it to the next heading)."""
+    blocks: list[set[str]] = []
+    section: set[str] | None = None
+    for line in text.splitlines():
+        names = set(line.split("`")[1::2])
+        if line.startswith("#"):
+            section = names if any(name.endswith("/") for name in names) else None
+            blocks += [section] if section is not None else []
+        elif section is not None:
+            section |= names
+        if line.startswith("|"):
+            blocks.append(names)
+    return blocks
+
+
+def unnamed_modules(text: str, files: list[Path]) -> list[str]:
+    """The files (paths from the repository root) a document does not name (test_layout_names_every_module)."""
+    named = set(text.split("`")[1::2])
+    blocks = layout_blocks(text)
+    missing = []
+    for path in files:
+        relative = path.relative_to(ROOT).as_posix()
+        folder = relative.rpartition("/")[0] + "/"
+        if not (relative in named or f"{folder}*.py" in named
+                or (path.name == "__init__.py" and folder in named)
+                or any(folder in block and path.name in block for block in blocks)):
+            missing.append(relative)
+    return sorted(missing)
+
+
+def test_layout_names_every_module() -> None:
+    """docs/layout.md names every module of preflight/ and checks/, in backticks, in one of three ways:
+
+    1. its path from the repository root: ``preflight/render/html.py``, ``checks/base.py``;
+    2. its file name (``html.py``) in a table row, or in a section whose heading names the folder, that also
+       names the folder with a trailing slash (``preflight/render/``); a package's ``__init__.py`` is named by
+       its folder alone;
+    3. its folder's glob, ``preflight/explain/*.py``, which says in so many words that every module of that
+       folder (not below) is covered: for folders of many modules of one kind (one check each; explain's
+       signatures and code tables) whose own documents describe them by another key (check ids, codes).
+
+    And every module or folder it names by path (``preflight/...py``, ``checks/``) is there: a row left behind
+    by a move fails.
+    """
+    text = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    missing = unnamed_modules(text, list(source_files().values()))
+    assert not missing, f"docs/layout.md does not name these modules (see this test's docstring): {missing}"
+    gone = sorted(name for name in set(text.split("`")[1::2]) if name.startswith(("preflight/", "checks/"))
+                  and name.endswith((".py", "/")) and "*" not in name and not (ROOT / name).exists())
+    assert not gone, f"docs/layout.md names what is not there: {gone}"
+
+
+def test_the_module_list_rule() -> None:
+    doc = ("| `preflight/render/` | renderers: `html.py` |\n| `checks/*.py` | checks |\n"
+           "## The engine (`preflight/engine/`)\n\n| `options.py` | options |\n## Other\n`steps.py`\n")
+    files = [ROOT / f for f in ("preflight/render/html.py", "preflight/render/junit.py", "checks/sysctl.py",
+                                "preflight/render/__init__.py", "preflight/engine/options.py",
+                                "preflight/engine/steps.py")]
+    assert unnamed_modules(doc, files) == ["preflight/engine/steps.py", "preflight/render/junit.py"]
+
+
 # The layers
 # ----------
 # Highest first. A module imports modules of its own layer and of the layers below it, never of a layer above.
