@@ -40,7 +40,6 @@ class HostDone(Protocol):
     def findings(self) -> Sequence[_Judged]: ...
 
 
-
 def progress(hosts: list[str], enabled: bool) -> tuple[AbstractContextManager[object], Callable[[HostDone], None]]:
     """A transient progress line on stderr (hosts done, unreachable so far, still waiting) and the callback
     the engine calls per finished host. Drawn only when ``enabled`` and stderr is a terminal.
