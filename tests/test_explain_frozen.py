@@ -19,8 +19,10 @@ FIXTURES = Path(__file__).parent / "fixtures" / "explain"
 FROZEN_DIR = FIXTURES / "frozen"
 FROZEN: list[dict[str, object]] = json.loads((FROZEN_DIR / "logs.json").read_text(encoding="utf-8"))
 
-FLOOR_ALL = 0.50  # 30 of 60 at the commit that froze the set (issue 38, before)
-FLOOR_ASCEND = 0.30  # 6 of 20
+# 30 of 60 and 6 of 20 at the commit that froze the set (issue 38, before); 42 and 14 after the round (spent:
+# docs/explain.md "Frozen set (issue 38)"): the floors hold the after score.
+FLOOR_ALL = 0.70
+FLOOR_ASCEND = 0.70
 
 _URL = re.compile(r"github\.com/([\w.-]+)/([\w.-]+)/(?:issues|pull|discussions)/(\d+)", re.IGNORECASE)
 _SHORT = re.compile(r"\b([A-Za-z0-9][\w.-]*)/([\w.-]+)#(\d+)")
