@@ -302,7 +302,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "preflight.net_view", "preflight.connect", "preflight.job_env", "preflight.container",
                 "preflight.nvlink", "preflight.nvsmi_query", "preflight.ib_hca", "preflight.time_sync",
                 "preflight.interpreter", "preflight.ranks", "preflight.accelerator", "preflight.firewall",
-                "preflight.ascend", "preflight.allreduce", "preflight.xid_log")),
+                "preflight.ascend", "preflight.allreduce", "preflight.xid_log", "preflight.fix")),
     # where each vendor's tools are on a node: common, nvidia and ascend side by side (test_vendors_stand_apart)
     ("tools", ("preflight.tools",)),
     # how a command reaches a host: the framed script, the programs shipped to nodes, transports, hosts.yaml
