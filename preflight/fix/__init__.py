@@ -59,13 +59,26 @@ kubelet's ip_forward, ...); which file wins at boot is read from the state and s
 
 ``firewall.py`` (firewall engineer)::
 
-    firewall_changes(host: str, findings: Sequence[Finding], ctx: EvalContext) -> list[Change]
-        # the host's firewall.* findings that are fail/warn -> kind "firewall" changes (ACCEPT for exactly the job's
-        # ports from the cluster's hosts / training subnet, before the dropping rule, in the training interface's
-        # zone for firewalld), or kind "print" where the policy only prints; [] when nothing is wrong
+    firewall_changes(host: str, findings: Sequence[Finding], ctx: EvalContext, run_id: str = "") -> list[Change]
+        # the host's firewall.rules findings that are fail/warn -> kind "firewall" changes (ACCEPT for exactly the
+        # job's ports from the cluster's hosts / training subnet, before the dropping rule, in the training
+        # interface's zone for firewalld), then kind "print" for what is left (the ephemeral range, other ports);
+        # [] when nothing is wrong. ``run_id`` (added; policy passes Plan.run_id): every rule added carries the
+        # comment ``preflight-fix:<run_id>`` (ufw, iptables, nft), which is how its undo finds it.
     firewall_state(host: str, ctx: EvalContext) -> Any
         # the part of the firewall facts those changes depend on, JSON-able, without counters: HostPlan.state's
         # "firewall" digest, so ``--apply FILE`` refuses a host whose rules moved
+
+``firewall_commands.py`` (firewall engineer; added): the per-tool argvs, and what the executor must do for nft.
+An nft rule is deleted by the handle it got, unknown when planning: its undo argv ends in the word
+``firewall_commands.HANDLE`` (``("nft", "delete", "rule", FAMILY, TABLE, CHAIN, "handle", HANDLE)``). The
+executor resolves it, after applying (to journal the real handle) or at undo time::
+
+    handle_lookup(argv) -> Argv | None          # ("nft", "-a", "list", "chain", FAMILY, TABLE, CHAIN), or None:
+                                                # the argv needs nothing (every non-nft undo)
+    resolve_undo(commands, listings: Mapping[Argv, str], run_id) -> (list[Argv], list[str])
+        # listings: lookup argv -> its stdout; the undo argvs with the handle of the run's rule in, and what could
+        # not be found (the rule is gone: nothing to take out, say so)
 
 ``render.py`` (plan): ``render_plan(plan) -> str``: per host block the files as unified diffs and the commands,
 hosts with identical plans folded (``sv[1-60]``).
