@@ -318,3 +318,12 @@ def test_a_drop_in_iptables_and_one_in_an_nft_table_are_both_opened() -> None:
         apply_to_facts(new["n1"], change)
     findings, _, _ = load("master_port_drop_on_master", new)
     assert [f.status.value for f in findings if f.host == "n1" and f.check == "firewall.rules"] == ["pass"]
+
+
+def test_firewall_state_findings_are_printed_with_their_remedy() -> None:
+    findings, ctx, _ = load("manager_drift")
+    drift = [f for f in findings if f.check == "firewall.state" and f.status.value == "warn"]
+    assert drift
+    made = firewall_changes(drift[0].host or "", findings, ctx, RUN)
+    printed = [c for c in made if c.fixes == ("firewall.state",)]
+    assert [(c.kind, c.remedy) for c in printed] == [("print", drift[0].remedy)]

@@ -288,23 +288,25 @@ def _summary(planned: Planned) -> str:
             f"{', '.join(opening.sources)} ({peers}) before {rule_name(planned.blocking)}{where}")
 
 
-def _print(host: str, summary: str, remedy: str) -> Change:
-    return Change(host, ("firewall.rules",), "print", summary, remedy=remedy)
+def _print(host: str, summary: str, remedy: str, check: str = "firewall.rules") -> Change:
+    return Change(host, (check,), "print", summary, remedy=remedy)
 
 
 def firewall_changes(host: str, findings: Sequence[Finding], ctx: EvalContext, run_id: str = "") -> list[Change]:
     """The host's failing or warning firewall.rules finding -> the openings (kind "firewall"), then what they leave
     dropped (kind "print", with the check's remedy for it: the ephemeral range, a rule on a port fix does not
-    open); [] when nothing is wrong."""
-    wrong = [f for f in findings if f.host == host and f.check == "firewall.rules"
-             and f.status in (Status.FAIL, Status.WARN)]
+    open); the host's other firewall.* findings (firewall.state) printed with their remedies; [] when nothing is
+    wrong."""
+    mine = [f for f in findings if f.host == host and f.status in (Status.FAIL, Status.WARN)]
+    others = [_print(host, f.message, f.remedy or "", f.check) for f in mine if f.check != "firewall.rules"]
+    wrong = [f for f in mine if f.check == "firewall.rules"]
     if not wrong:
-        return []
+        return others
     facts = ctx.other_facts.get(FACTS_KEY, {})
     host_facts = facts.get(host)
     if not isinstance(host_facts, Mapping):
         return [_print(host, f"{f.message} (the firewall facts were not gathered: not planned)", f.remedy or "")
-                for f in wrong]
+                for f in wrong] + others
     found = plan_openings(host, facts, ctx)
     changes: list[Change] = []
     for planned in found.planned:
@@ -316,7 +318,7 @@ def firewall_changes(host: str, findings: Sequence[Finding], ctx: EvalContext, r
         changes.append(Change(host, ("firewall.rules",), "firewall", _summary(planned), commands=tuple(apply),
                               verify=VERIFY, undo=Undo(commands=tuple(undo)), notes=tuple(notes)))
     if found.topology is None:
-        return changes
+        return changes + others
     evaluator = Evaluator(found.rulesets)
     issues = analyze(evaluator, found.targets, found.topology.peer_classes(host, evaluator.src_class, evaluator))
     groups = group(grade(issues, found.targets, ctx.cluster.master == host))
@@ -328,7 +330,9 @@ def firewall_changes(host: str, findings: Sequence[Finding], ctx: EvalContext, r
         opened = "after the openings above, " if changes else ""
         changes.append(_print(host, f"{opened}{left}: fix opens only the master port and HCCL's ports, never "
                                     "the ephemeral range or other ports (printed, not applied)", remedy))
-    return changes
+    if not changes:  # the analysis found nothing the finding says (facts it was judged with are missing here)
+        changes = [_print(host, f.message, f.remedy or "") for f in wrong]
+    return changes + others
 
 
 def _chain_rules(host_facts: Mapping[str, Any], planned: Planned) -> Any:
