@@ -47,7 +47,7 @@ first, and said in the commit message and here).
 ``policy.py`` (plan): ``POLICY_VERSION``; ``NEVER`` (what fix never touches, as docs/fix.md lists it);
 ``plan(findings, ctx, *, include=frozenset(), run_id, created) -> Plan`` (pure; ``ctx`` is an EvalContext whose
 ``other_facts`` hold every check's facts by check ident -> host, and the fix's own state under ``"fix.state"``,
-see ``sysctl.STATE_PROBE``); ``host_state(host, kinds, ctx) -> tuple[tuple[str, str], ...]`` (what HostPlan.state
+see ``sysctl.STATE_PROBE``); ``host_state(host, changes, ctx) -> tuple[tuple[str, str], ...]`` (what HostPlan.state
 holds); ``stale(saved: Plan, ctx) -> dict[str, str]`` (host -> why its state changed since the plan: ``--apply
 FILE`` refuses those hosts).
 
