@@ -13,6 +13,7 @@ from pathlib import Path
 from preflight import drain
 from preflight.app.cluster import Interpreter, load_cluster
 from preflight.app.selection import UsageError, select_checks
+from preflight.checks.base import Check
 from preflight.delivery import write_file
 from preflight.engine import Engine, RunOptions, settled_heap
 from preflight.model import RedactedReport, Report
@@ -35,6 +36,8 @@ class RunRequest:
     max_unhealthy: str | None = None
     outputs: ReportOutputs | None = None  # the baseline to compare with (its files are written by save)
     interpreter: Interpreter | None = None  # --python / --setup (and PREFLIGHT_PYTHON / PREFLIGHT_SETUP)
+    # Checks outside the registry run beside the selected ones (``preflight fix``'s read-only state probe)
+    extra_checks: Sequence[Check] = ()
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,8 @@ def prepare(request: RunRequest) -> Engine:
     if use_slurm:  # one srun for every host per round: the gather, then each round of the active checks
         factory, batch = slurm_transport.slurm_transport_factory(inventory.hosts)
         options = replace(options, parallel=max(1, len(inventory.hosts)))
-    return Engine(inventory, selection.checks, options, transport_factory=factory, batching=batch)
+    return Engine(inventory, [*selection.checks, *request.extra_checks], options, transport_factory=factory,
+                  batching=batch)
 
 
 def run_cluster(request: RunRequest, engine: Engine | None = None,
