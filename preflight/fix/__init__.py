@@ -93,13 +93,14 @@ The application (``preflight/app/``): ``fix.py`` (plan)::
 
     FixRequest(hosts: Path | None, checks=(), skip=(), options: RunOptions = RunOptions(), accelerator="auto",
                transport="auto", include: frozenset[str] = frozenset(), max_parallel=8, max_failures=1)
-    gather(request, only: Sequence[str] = ()) -> Gathered   # the checks (+ the fix state probe) run as ``run`` runs
+    gather(request, checks: Sequence[str] | None = None) -> Gathered  # the checks (``checks``: these instead of
+        # the request's, e.g. a change's ``verify`` ids) and the fix state probe, run as ``run`` runs them
         Gathered(report: RedactedReport, findings: tuple[Finding, ...], ctx: EvalContext, complete: bool)
     plan_cluster(request) -> Planned                        # gather, then policy.plan
         Planned(plan: Plan, gathered: Gathered)
-    refresh(request, saved: Plan) -> tuple[Plan, dict[str, str]]
-        # ``--apply FILE``: gather the saved plan's hosts again; the plan less the hosts whose state changed, and
-        # host -> why for those (policy.stale)
+    refresh(request, saved: Plan) -> tuple[Plan, dict[str, str], Gathered]
+        # ``--apply FILE``: gather the saved plan's hosts again; the plan less the hosts whose state changed,
+        # host -> why for those (policy.stale), and what was gathered
 
 ``fix_apply.py`` (apply engineer)::
 
