@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_runner import preflight
 
 from preflight.app import fix as fix_app
 from preflight.app.run import prepare
@@ -45,3 +46,18 @@ def test_a_saved_plan_is_read_back_or_refused_with_its_name(tmp_path: Path) -> N
         fix_app.read_plan(bad)
     with pytest.raises(ValueError, match="cannot read the plan"):
         fix_app.read_plan(tmp_path / "missing.json")
+
+
+def test_usage_errors(tmp_path: Path) -> None:
+    """Refused before anything runs: no --hosts needed."""
+    for args, message in ((["plan.json"], "FILE or RUN goes with --apply or --undo"),
+                          (["--apply", "--undo"], "--apply and --undo cannot go together"),
+                          (["--include", "sshd"], "--include sshd: fix can include only hccn.ip"),
+                          (["--include", "hccn.ip"], "--include hccn.ip is not built yet: the device IPs are "
+                                                     "printed with their hccn_tool command, for a person to run")):
+        done = preflight("fix", *args)
+        assert (done.returncode, done.stderr.strip()) == (2, f"preflight: {message}")
+    bad = tmp_path / "plan.json"
+    bad.write_text("{}")
+    done = preflight("fix", "--apply", bad, "--yes")
+    assert done.returncode == 2 and "not a preflight fix plan" in done.stderr
