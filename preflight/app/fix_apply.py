@@ -12,6 +12,7 @@ import json
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -139,7 +140,7 @@ def _runner(request: FixRequest, echo: Echo, root: Path) -> tuple[dict[str, Host
         user = getpass.getuser()
     except Exception:
         user = str(os.getuid())
-    timeout = max(30.0, options.host_timeout)
+    timeout = max(5.0, options.host_timeout)
     return hosts, executor.Runner(session, fresh, keep, say, options.sudo, timeout, options.connect_timeout,
                                   socket.gethostname(), user)
 
@@ -158,10 +159,26 @@ def apply_plan(request: FixRequest, plan: Plan, echo: Echo, before: Sequence[Fin
         echo(f"warning: {root / plan.run_id}: {exc.strerror or exc} (the hosts' journals are written still)")
     by_host = {h.host: h for h in plan.applicable}
     echo(f"applying run {plan.run_id} on {len(by_host)} host{'s' * (len(by_host) != 1)}")
+    started = time.monotonic()
     results = executor.rollout(list(by_host), lambda name: executor.apply_host(plan, by_host[name], runner), runner,
                                request.max_parallel, request.max_failures)
+    echo(_tally(results, time.monotonic() - started))
     verified = verify(request, plan, results, before, echo)
     return Outcome(apply_code(results, verified), plan.run_id, tuple(results), tuple(verified))
+
+
+def _tally(results: Sequence[executor.HostResult], seconds: float) -> str:
+    """How many hosts ended how, and how long it took.
+
+    >>> _tally([executor.HostResult("a", "applied"), executor.HostResult("b", "applied"),
+    ...         executor.HostResult("c", "lost")], 2.04)
+    '3 hosts in 2.0 s: 2 applied, 1 lost'
+    """
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    return (f"{len(results)} host{'s' * (len(results) != 1)} in {seconds:.1f} s: "
+            + ", ".join(f"{n} {status}" for status, n in counts.items()))
 
 
 def verify(request: FixRequest, plan: Plan, results: Sequence[executor.HostResult], before: Sequence[Finding],
@@ -176,8 +193,9 @@ def verify(request: FixRequest, plan: Plan, results: Sequence[executor.HostResul
     echo(f"checking again: {', '.join(ids)}")
     after = _worst(gather(request, checks=ids).findings)
     then = _worst(before)
-    rows = [Verified(host, i, then.get((host, i)) or ("fail" if not before else None), after.get((host, i)))
-            for host, found in wanted.items() for i in found]
+    fixes = {(h.host, i) for h in plan.applicable for c in h.applicable for i in c.fixes}
+    rows = [Verified(host, i, then.get((host, i)) or ("fail" if not before and (host, i) in fixes else None),
+                     after.get((host, i))) for host, found in wanted.items() for i in found]
     for host in wanted:
         echo(f"{host}:")
         for row in (r for r in rows if r.host == host):
@@ -231,8 +249,10 @@ def undo_run(request: FixRequest, run_id: str | None, echo: Echo) -> Outcome:
     known = _journaled(root, run)
     names = [h for h in hosts if not known or h in known]
     echo(f"undoing run {run} on {len(names)} host{'s' * (len(names) != 1)}")
+    started = time.monotonic()
     results = executor.rollout(names, lambda name: executor.undo_host(run, name, runner), runner,
                                request.max_parallel, None, canary=False)
+    echo(_tally(results, time.monotonic() - started))
     codes = [exit_codes.COULD_NOT_TELL if r.failed or r.status == "unreachable" else
              exit_codes.REFUSED if r.status in ("refused", "partly undone") else exit_codes.OK for r in results]
     return Outcome(exit_codes.for_fix(*codes), run, tuple(results))

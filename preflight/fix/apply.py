@@ -113,8 +113,9 @@ class Lock:
         out = self.future.result()[0]["hold"]
         return (out.stdout.strip() or out.stderr.strip()).splitlines()[0] if (out.stdout or out.stderr) else ""
 
-    def release(self) -> None:
-        if not self.future.done():
+    def release(self, alive: bool = True) -> None:
+        """Let the lock go (``alive`` False: the session is lost, its end frees the lock on the host)."""
+        if alive and not self.future.done():
             run_probes(self.transport, [Probe("release", scripts.release(self.run), 10)], 15, self.runner.sudo)
             wait([self.future], timeout=5)
         self._pool.shutdown(wait=False)
@@ -200,19 +201,21 @@ def apply_host(plan: Plan, host_plan: HostPlan, runner: Runner) -> HostResult:
                           policy=plan.policy, created=plan.created)
     transport = runner.session(host)
     lock: Lock | None = None
+    result: HostResult | None = None
     try:
         transport.connect()
         lock = Lock(transport, plan.run_id, runner)
         now = inspect(transport, changes, plan.run_id, runner)
         check_access(now, lock, runner.sudo)
-        return _apply(transport, journal, state.apply_decisions(changes, now, plan.run_id), runner)
+        result = _apply(transport, journal, state.apply_decisions(changes, now, plan.run_id), runner)
+        return result
     except TransportError as exc:
         return HostResult(host, "unreachable", [exc.message])
     except Refused as exc:
         return HostResult(host, "refused", [str(exc)])
     finally:
         if lock is not None:
-            lock.release()
+            lock.release(alive=result is None or result.status != "lost")
         _close(transport)
 
 
