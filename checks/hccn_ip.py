@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.ascend.device_ip import IPAddress, address, network, prefix_length, set_ip_command, usable_devices
-from preflight.ascend.hccn_tool import hccn_tool_command, known_error, unread
+from preflight.ascend.hccn_tool import hccn_tool_command, known_error, parse_ip, why_unread
 from preflight.checks.base import *
 from preflight.tools.ascend import HCCN_TOOL
 from preflight.tools.common import error_text
@@ -37,40 +37,6 @@ MAX_DEVICES = 64  # more devices than any server has: the probe list stays bound
 def device_ids(cluster: ClusterSpec) -> list[int]:
     """The device ids probed on every host: 0 .. devices_per_host - 1."""
     return list(range(max(1, min(int(cluster.devices_per_host), MAX_DEVICES))))
-
-
-def _key_values(text: str) -> dict[str, str]:
-    """``key:value`` lines (any spacing) -> lower-case key -> value."""
-    values: dict[str, str] = {}
-    for line in text.splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key.strip() and value.strip():
-            values.setdefault(key.strip().lower(), value.strip())
-    return values
-
-
-def parse_ip(output: ProbeOutput) -> dict[str, Any]:
-    """``hccn_tool -i N -ip -g`` -> {state: ok | no_ip | error, ip, netmask, error}."""
-    text = output.stderr + "\n" + output.stdout
-    if "no ip was preset" in text.lower():
-        return {"state": "no_ip", "ip": None, "netmask": None, "error": None}
-    values = _key_values(output.stdout)
-    ip = values.get("ipaddr") or values.get("ipv6addr")
-    netmask = values.get("netmask") or values.get("prefix")
-    if output.ok and ip and netmask:
-        return {"state": "ok", "ip": ip, "netmask": netmask, "error": None}
-    return {"state": "error", "ip": None, "netmask": None, "error": _why(output)}
-
-
-def _why(output: ProbeOutput) -> str:
-    """A failed call's own text, or, for a successful call whose output holds nothing known, its first line.
-
-    >>> _why(ProbeOutput("ipaddr 10.0.0.1\\n")), _why(ProbeOutput("", "Cmd execute failed!\\n", 1))
-    ('unrecognised output: ipaddr 10.0.0.1', 'Cmd execute failed! (exit status 1)')
-    """
-    if output.ok and output.stdout.strip() and known_error(output.stdout + output.stderr) is None:
-        return unread(output.stdout)
-    return error_text(output)
 
 
 def parse_gateway(output: ProbeOutput) -> dict[str, Any]:
@@ -87,7 +53,7 @@ def parse_gateway(output: ProbeOutput) -> dict[str, Any]:
         return {"gateway": match.group(1), "gateway_error": None}
     if "not supported" in text.lower():
         return {"gateway": None, "gateway_error": None}  # products without -gateway: nothing to judge
-    return {"gateway": None, "gateway_error": _why(output)}
+    return {"gateway": None, "gateway_error": why_unread(output)}
 
 
 def parse_conf(output: ProbeOutput) -> tuple[dict[str, dict[str, str]] | None, str | None]:

@@ -53,8 +53,8 @@ def test_usage_errors(tmp_path: Path) -> None:
     for args, message in ((["plan.json"], "FILE or RUN goes with --apply or --undo"),
                           (["--apply", "--undo"], "--apply and --undo cannot go together"),
                           (["--include", "sshd"], "--include sshd: fix can include only hccn.ip"),
-                          (["--include", "hccn.ip"], "--include hccn.ip is not built yet: the device IPs are "
-                                                     "printed with their hccn_tool command, for a person to run")):
+                          (["--undo", "--include", "hccn.ip"], "--include goes with planning and --apply: undo "
+                                                               "puts back what the run's journal holds")):
         done = preflight("fix", *args)
         assert (done.returncode, done.stderr.strip()) == (2, f"preflight: {message}")
     bad = tmp_path / "plan.json"

@@ -13,9 +13,11 @@ readable reason.
 from __future__ import annotations
 
 import shlex
+from typing import Any
 
+from preflight.batch import ProbeOutput
 from preflight.tools.ascend import HCCN_TOOL, HCCN_TOOL_PATH
-from preflight.tools.common import first_line
+from preflight.tools.common import error_text, first_line
 
 CALL_TIMEOUT = 8  # seconds per hccn_tool call (lldp and optical can take a while on real nodes)
 
@@ -98,3 +100,36 @@ def call_error(out: str, rc: int | None, timeout: float = CALL_TIMEOUT) -> str |
         return f"hccn_tool failed (exit {rc}): {first_line(out)}"
     return None
 
+
+def key_values(text: str) -> dict[str, str]:
+    """``key:value`` lines (any spacing) -> lower-case key -> value."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and value.strip():
+            values.setdefault(key.strip().lower(), value.strip())
+    return values
+
+
+def parse_ip(output: ProbeOutput) -> dict[str, Any]:
+    """``hccn_tool -i N -ip -g`` -> {state: ok | no_ip | error, ip, netmask, error}."""
+    text = output.stderr + "\n" + output.stdout
+    if "no ip was preset" in text.lower():
+        return {"state": "no_ip", "ip": None, "netmask": None, "error": None}
+    values = key_values(output.stdout)
+    ip = values.get("ipaddr") or values.get("ipv6addr")
+    netmask = values.get("netmask") or values.get("prefix")
+    if output.ok and ip and netmask:
+        return {"state": "ok", "ip": ip, "netmask": netmask, "error": None}
+    return {"state": "error", "ip": None, "netmask": None, "error": why_unread(output)}
+
+
+def why_unread(output: ProbeOutput) -> str:
+    """A failed call's own text, or, for a successful call whose output holds nothing known, its first line.
+
+    >>> why_unread(ProbeOutput("ipaddr 10.0.0.1\\n")), why_unread(ProbeOutput("", "Cmd execute failed!\\n", 1))
+    ('unrecognised output: ipaddr 10.0.0.1', 'Cmd execute failed! (exit status 1)')
+    """
+    if output.ok and output.stdout.strip() and known_error(output.stdout + output.stderr) is None:
+        return unread(output.stdout)
+    return error_text(output)

@@ -106,9 +106,8 @@ def usage_problem(target: str | None, apply: bool, undo: bool, plan_out: Path | 
     unknown = [item for item in include if item not in INCLUDABLE]
     if unknown:
         return f"--include {', '.join(unknown)}: fix can include only {', '.join(INCLUDABLE)}"
-    if include:  # named by the design (issue 40), not built: say so rather than print them as if included
-        return (f"--include {', '.join(include)} is not built yet: the device IPs are printed with their "
-                "hccn_tool command, for a person to run")
+    if include and undo:
+        return "--include goes with planning and --apply: undo puts back what the run's journal holds"
     return None
 
 

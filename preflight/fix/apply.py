@@ -309,7 +309,7 @@ def _undone(journal: Journal) -> list[str]:
         if entry.undo is None:
             continue
         lines.append(f"{entry.change.summary}: {entry.undo.state}")
-        lines += [f"  left alone: {why}" for why in entry.undo.refused if "changed since" in why]
+        lines += [f"  left alone: {why}" for why in entry.undo.refused if "already" not in why]  # not the gone
     return lines
 
 

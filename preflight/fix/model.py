@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 Argv = tuple[str, ...]
-KINDS = ("sysctl", "reserved_ports", "firewall", "print")
+KINDS = ("sysctl", "reserved_ports", "firewall", "device_ip", "print")
 SCHEMA = "preflight.fix-plan/1"
 POLICY_VERSION = "1"  # docs/fix.md's policy; raised whenever what fix may change changes
 
@@ -71,6 +71,37 @@ class Undo:
 
 
 @dataclass(frozen=True)
+class DeviceIp:
+    """An NPU device's IP set with hccn_tool (``--include hccn.ip``): the tool and npu-smi as the checks found them,
+    the device (hccn_tool's ``-i``), the address and netmask to set, what it had when planned (None: no IP).
+
+    >>> ip = DeviceIp("/t/hccn_tool", "/t/npu-smi", 1, "10.0.1.21", "255.255.255.0", ("10.0.9.21", "255.255.255.0"))
+    >>> DeviceIp.from_dict(ip.to_dict()) == ip
+    True
+    """
+
+    tool: str
+    smi: str
+    device: int
+    address: str
+    netmask: str
+    before: tuple[str, str] | None  # (address, netmask) when planned
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tool": self.tool, "smi": self.smi, "device": self.device, "address": self.address,
+                "netmask": self.netmask, "before": list(self.before) if self.before else None}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DeviceIp:
+        before = data.get("before")
+        device = data["device"]
+        if not isinstance(device, int) or isinstance(device, bool):
+            raise TypeError(f"expected a device number, got {type(device).__name__}")
+        return cls(_str(data["tool"]), _str(data["smi"]), device, _str(data["address"]), _str(data["netmask"]),
+                   None if before is None else (_str(before[0]), _str(before[1])))
+
+
+@dataclass(frozen=True)
 class Change:
     """One change on one host: the files it writes, the commands it runs, what must hold afterwards, its undo.
 
@@ -88,6 +119,7 @@ class Change:
     undo: Undo = field(default_factory=Undo)
     notes: tuple[str, ...] = ()
     remedy: str = ""
+    device_ip: DeviceIp | None = None  # kind "device_ip": the device, read and checked by its own probes
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -103,7 +135,8 @@ class Change:
                 "commands": [list(c) for c in self.commands], "verify": list(self.verify),
                 "expect": dict(self.expect), "notes": list(self.notes), "remedy": self.remedy,
                 "undo": {"files": dict(self.undo.files), "values": dict(self.undo.values),
-                         "commands": [list(c) for c in self.undo.commands]}}
+                         "commands": [list(c) for c in self.undo.commands]},
+                **({"device_ip": self.device_ip.to_dict()} if self.device_ip else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Change:
@@ -118,7 +151,8 @@ class Change:
             remedy=_str(data.get("remedy", "")),
             undo=Undo(files=tuple((_str(k), None if v is None else _str(v)) for k, v in undo.get("files", {}).items()),
                       values=_pairs(undo.get("values", {})),
-                      commands=tuple(_strs(c) for c in undo.get("commands", ()))))
+                      commands=tuple(_strs(c) for c in undo.get("commands", ()))),
+            device_ip=DeviceIp.from_dict(data["device_ip"]) if data.get("device_ip") else None)
 
 
 @dataclass(frozen=True)

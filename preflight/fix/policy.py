@@ -7,6 +7,8 @@ One rule per finding id, each reading only the finding and the facts:
 - ``ports.reserved``, ``sysctl.port_range``: the job's ports added to ``net.ipv4.ip_local_reserved_ports``, merged
   with every reservation there (``preflight.fix.ports``), one change for both findings;
 - ``firewall.*``: openings for exactly the job's ports from the cluster (``preflight.fix.firewall``);
+- ``hccn.ip``, ``hccn.subnet`` with ``--include hccn.ip``: the device IPs their remedies set, only on devices no
+  process holds (``preflight.fix.device_ip``);
 - anything else, and any of the above on a container, or where the host's sysctl files could not be read: the
   finding's remedy, printed, never run.
 
@@ -27,6 +29,7 @@ from typing import Any
 
 from preflight.container import container_of
 from preflight.context import EvalContext
+from preflight.fix import device_ip
 from preflight.fix.model import POLICY_VERSION, Change, HostPlan, Plan, digest
 from preflight.fix.ports import reserved_change, wanted_ranges
 from preflight.fix.sysctl import STATE_KEY, remedy_value, setting_change, state_files
@@ -44,7 +47,7 @@ NEVER = (
     "docker's and kube-proxy's rules",
     "network interfaces, addresses, routes, MTUs",
     "sshd and its configuration",
-    "NPU device IPs (hccn_tool)",
+    "NPU device IPs (hccn_tool), unless --include hccn.ip names them, and then only on devices no process holds",
     "any sysctl file but /etc/sysctl.d/90-preflight.conf, and `sysctl --system` (it resets values set at runtime)",
     "a sysctl value lower than the one in force, a reservation already there",
     "hosts.yaml, the job's environment, drivers, packages, services",
@@ -64,16 +67,17 @@ def plan(findings: Sequence[Finding], ctx: EvalContext, *, include: Iterable[str
     hosts = [h.name for h in ctx.hosts] + sorted(set(by_host) - {h.name for h in ctx.hosts})
     plans = []
     for host in hosts:
-        changes, notes = host_changes(host, by_host.get(host, []), ctx, run_id)
+        changes, notes = host_changes(host, by_host.get(host, []), ctx, run_id, include)
         plans.append(HostPlan(host, tuple(changes), host_state(host, changes, ctx), tuple(notes)))
     return Plan(run_id, created, POLICY_VERSION, tuple(p for p in plans if p.host or p.changes or p.notes),
                 tuple(sorted(include)))
 
 
-def host_changes(host: str, findings: Sequence[Finding], ctx: EvalContext,
-                 run_id: str = "") -> tuple[list[Change], list[str]]:
-    """One host's changes, in the order they run (sysctls, reserved ports, firewall, then what is only printed),
-    and what could not be planned (the host's ``error`` findings)."""
+def host_changes(host: str, findings: Sequence[Finding], ctx: EvalContext, run_id: str = "",
+                 include: Iterable[str] = ()) -> tuple[list[Change], list[str]]:
+    """One host's changes, in the order they run (sysctls, reserved ports, firewall, the device IPs when
+    ``include`` names hccn.ip, then what is only printed), and what could not be planned (the host's ``error``
+    findings)."""
     wrong = [f for f in findings if f.status in ACTIONABLE]
     notes = [f"could not tell: {f.message}" for f in findings if f.status is Status.ERROR]
     if not host:
@@ -102,6 +106,11 @@ def host_changes(host: str, findings: Sequence[Finding], ctx: EvalContext,
         changes += opened
         answered = {fix for change in opened for fix in change.fixes}
         handled |= {i for i, f in walls if f.check in answered}
+    devices = [(i, f) for i, f in enumerate(wrong) if f.check in device_ip.FINDINGS]
+    if devices and device_ip.INCLUDE in include:
+        planned, taken = device_ip.device_ip_changes(host, [f for _, f in devices], ctx)
+        changes += planned
+        handled |= {devices[n][0] for n in taken}
     changes += [printed(f) for i, f in enumerate(wrong) if i not in handled]
     if files is None and any(f.check in LISTEN_QUEUE or f.check in RESERVED for f in wrong):
         notes.append(f"could not read the sysctl configuration files of {host}: their remedies are printed only")
@@ -180,6 +189,7 @@ def _firewall_state(host: str, ctx: EvalContext) -> Any:
 PARTS: dict[str, tuple[tuple[str, ...], Callable[[str, Sequence[str], EvalContext], Any]]] = {
     "sysctl": (("sysctl", "reserved_ports"), _sysctl_state),
     "firewall": (("firewall",), lambda host, keys, ctx: _firewall_state(host, ctx)),
+    "device_ip": (("device_ip",), lambda host, keys, ctx: device_ip.device_state(host, ctx)),
 }
 
 
@@ -196,7 +206,7 @@ def stale(saved: Plan, ctx: EvalContext) -> dict[str, str]:
     why: dict[str, str] = {}
     for host_plan in saved.applicable:
         host, changes = host_plan.host, host_plan.applicable
-        if not ctx.other_facts.get("sysctl", {}).get(host) and not ctx.other_facts.get(STATE_KEY, {}).get(host):
+        if not any(isinstance(facts, Mapping) and facts.get(host) for facts in ctx.other_facts.values()):
             why[host] = "could not be read again (unreachable?): its state cannot be compared with the plan's"
             continue
         reasons = _moved_values(host, changes, ctx)

@@ -80,6 +80,13 @@ pf_expect() {
   echo "$pf_p is $* after the change, not $pf_w" >&2; return 91
 }
 pf_put() { printf '%s\n' "$2" > "$1"; }
+pf_ip() {
+  pf_o=$("$1" -i "$2" -ip -g 2>&1) || { printf '%s\n' "$pf_o" >&2; return 92; }
+  printf '%s\n' "$pf_o" | awk -F: -v a="$3" -v m="$4" '{ k = $1; v = $2; gsub(/[ \t\r]/, "", k);
+    gsub(/[ \t\r]/, "", v); if (k == "ipaddr" && v == a) fa = 1; if (k == "netmask" && v == m) fm = 1 }
+    END { exit !(fa && fm) }' && return 0
+  echo "device $2 reads '$(printf '%s' "$pf_o" | tr '\n' ' ')' after the change, not $3 netmask $4" >&2; return 93
+}
 pf_log() { "$@" 2>/dev/null || :; }
 """
 
@@ -115,6 +122,9 @@ def apply_program(journal: Journal, decisions: Sequence[Decision], nonce: str) -
         body += [_run(argv) for argv in change.commands]
         body += [f"pf_expect {shlex.quote(proc_path(k))} {shlex.quote(' '.join(v.split()))} || return $?"
                  for k, v in change.expect]
+        if change.device_ip is not None:  # the address the device reads back
+            ip = change.device_ip
+            body.append(f"pf_ip {shlex.join([ip.tool, str(ip.device), ip.address, ip.netmask])} || return $?")
         state, intent, at, status = (slot(k, index) for k in ("state", "intent_at", "done_at", "exit_status"))
         lines += [
             f"pf_change_{index}() {{ :; " + "; ".join(body) + (";" if body else "") + " }",

@@ -23,9 +23,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from preflight.ascend.hccn_tool import parse_ip
+from preflight.ascend.npu_smi import parse_info
 from preflight.batch import Probe, ProbeOutput
 from preflight.container import COMMAND as CONTAINER_COMMAND
 from preflight.container import container_sysctl_remedy, parse_container
+from preflight.fix import device_ip
 from preflight.fix.firewall_commands import comment, find_handles, handle_lookup, resolve_undo
 from preflight.fix.journal import Journal, host_path
 from preflight.fix.model import Argv, Change
@@ -89,6 +92,8 @@ class Inspection:
     lock: str = "ours"  # "ours", or "busy <the holder's line>"
     journal: str | None = None
     problems: tuple[str, ...] = ()  # probes that could not run (their output said why)
+    device_ips: Mapping[tuple[str, int], tuple[str, str] | None | str] = field(default_factory=dict)
+    held: Mapping[int, str] | None = None  # device -> the processes holding it (npu-smi info); None: untold
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,7 @@ class Asked:
     files: Mapping[str, str] = field(default_factory=dict)
     values: Mapping[str, str] = field(default_factory=dict)
     rules: Mapping[str, Argv] = field(default_factory=dict)
+    devices: Mapping[str, tuple[str, int]] = field(default_factory=dict)  # probe key -> (hccn_tool, device)
 
 
 def probes(changes: Sequence[Change], run: str, journal: bool = False) -> Asked:
@@ -131,9 +137,18 @@ def probes(changes: Sequence[Change], run: str, journal: bool = False) -> Asked:
                 if argv is not None and argv not in rules.values():
                     rules[key := f"rule:{len(rules)}"] = argv
                     found.append(Probe(key, shlex.join(argv) + " 2>&1", 10))
+    devices: dict[str, tuple[str, int]] = {}
+    for change in changes:
+        ip = change.device_ip
+        if ip is not None and (ip.tool, ip.device) not in devices.values():
+            devices[key := f"device:{len(devices)}"] = (ip.tool, ip.device)
+            found.append(Probe(key, shlex.join([ip.tool, "-i", str(ip.device), "-ip", "-g"]), 15))
+    smi = next((c.device_ip.smi for c in changes if c.device_ip is not None), None)
+    if smi is not None:
+        found.append(Probe("npu-smi", shlex.join([smi, "info"]), 30))
     if journal:
         found.append(Probe("journal", f"cat {shlex.quote(host_path(run))} 2>/dev/null || echo {ABSENT}", 10))
-    return Asked(tuple(found), files, values, rules)
+    return Asked(tuple(found), files, values, rules, devices)
 
 
 def _lock_check(run: str) -> str:
@@ -162,6 +177,8 @@ def parse(asked: Asked, outputs: Mapping[str, ProbeOutput]) -> Inspection:
     problems: list[str] = []
     lock, uid, journal = "busy (no answer)", "", None
     container: Mapping[str, Any] = {}
+    ips: dict[tuple[str, int], tuple[str, str] | None | str] = {}
+    held: Mapping[int, str] | None = None
     for probe in asked.probes:
         out = outputs.get(probe.key, ProbeOutput("", "no output", None))
         text = out.stdout
@@ -178,6 +195,10 @@ def parse(asked: Asked, outputs: Mapping[str, ProbeOutput]) -> Inspection:
             container = parse_container(text)
         elif probe.key == "journal":
             journal = None if text.strip() == ABSENT else text
+        elif probe.key in asked.devices:
+            ips[asked.devices[probe.key]] = device_ip.live_ip(parse_ip(out))
+        elif probe.key == "npu-smi":
+            held = device_ip.held_devices(parse_info(text)) if out.ok else None
         elif probe.key in asked.files:
             word = (text.split() or [UNREADABLE])[0]
             files[asked.files[probe.key]] = None if word == ABSENT else word
@@ -191,7 +212,7 @@ def parse(asked: Asked, outputs: Mapping[str, ProbeOutput]) -> Inspection:
                 listings[argv] = text if out.ok else ""
             else:
                 present[argv] = out.ok
-    return Inspection(files, values, present, listings, container, uid, lock, journal, tuple(problems))
+    return Inspection(files, values, present, listings, container, uid, lock, journal, tuple(problems), ips, held)
 
 
 # --- apply ----------------------------------------------------------------------------------------------------------
@@ -230,6 +251,11 @@ def apply_decisions(changes: Sequence[Change], now: Inspection, run: str = "") -
     virtual: dict[str, str | None] = dict(now.files)
     decisions = []
     for index, change in enumerate(changes):
+        if change.device_ip is not None:
+            ip = change.device_ip
+            action, note = device_ip.decide(change, now.device_ips.get((ip.tool, ip.device), "not read"), now.held)
+            decisions.append(Decision(action, note=note))
+            continue
         write: list[int] = []
         conflicts: list[str] = []
         for number, edit in enumerate(change.files):
@@ -297,6 +323,9 @@ def undo_steps(journal: Journal, now: Inspection, only: Sequence[int] | None = N
         if not entry.in_force or (only is not None and index not in only):
             continue
         change = entry.change
+        if change.device_ip is not None:
+            steps.append(_device_undo(index, change, now))
+            continue
         after = {e.path: e.after for e in change.files}
         files, refused, gone = [], [], []
         for path, contents in change.undo.files:
@@ -331,3 +360,13 @@ def undo_steps(journal: Journal, now: Inspection, only: Sequence[int] | None = N
         gone += missing
         steps.append(UndoStep(index, tuple(files), tuple(restore), tuple(kept), tuple(refused), tuple(gone)))
     return steps
+
+
+def _device_undo(index: int, change: Change, now: Inspection) -> UndoStep:
+    """A device-IP change's undo: its previous address set again, or why not (device_ip.undo_decision)."""
+    ip = change.device_ip
+    assert ip is not None
+    action, why = device_ip.undo_decision(change, now.device_ips.get((ip.tool, ip.device), "not read"))
+    if action == "restore":
+        return UndoStep(index, commands=change.undo.commands)
+    return UndoStep(index, gone=(why,)) if action == "gone" else UndoStep(index, refused=(why,))
