@@ -10,17 +10,26 @@ is shipped in the probe command and started in the job's environment (the login 
 nccl on gpu, gloo on cpu (one rank per slot).
 
     checks:
-      allreduce: {sizes_mib: [1, 4, 16], budget_s: 5, fraction: 0.8, floor_gbps: 0, confirm_max: 4}
+      allreduce: {sizes_mib: [1, 4, 16], budget_s: 5, fraction: 0.8, floor_gbps: 0, confirm_max: 4,
+                  expected_fraction: 0.4, nic_gbps: 0}
+
+Every figure is read against the busbw its link class should give (preflight.allreduce.expected: the rate the
+node reports x a published share); below ``expected_fraction`` of it a pair is slow even when all pairs agree.
+``nic_gbps``: the line rate (Gb/s) of hosts whose interface reports none (virtual NICs), for gloo.
 
 A pair below ``fraction`` of its class's reference is measured again alone (the ``confirm_max`` slowest,
 after every round): normal alone, it is a ``warn`` (contention or an ECMP collision), not a slow link; a
 slow pair not measured again is blamed only when it shares a host confirmed slow with two or more partners.
 
+``mode: bisect`` (``--bisect`` on ``run`` and ``bench allreduce``) runs one all_reduce over every host instead,
+and splits a group below expected (or hung) into halves run together, recursively, confirming each suspect in a
+pair with a known-good partner before naming it (preflight.allreduce.bisect): O(log n) runs for one bad host.
+
 Not run by default (``by_default = False``): it moves real traffic and costs seconds per round;
 ask for it with ``preflight run --checks allreduce``.
 
 >>> AllreduceCheck().parse({"torch": ProbeOutput('{"torch": true, "torch_npu": false}')})
-{'torch': True, 'torch_npu': False}
+{'torch': True, 'torch_npu': False, 'nic': {'speeds': {}, 'addrs': {}}}
 """
 
 from __future__ import annotations
@@ -30,13 +39,18 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from preflight.allreduce.floor import npu_pair_floors, nvlink_pair_floors, pair_floors
+from preflight.allreduce import bisect
+from preflight.allreduce.bisect_verdict import findings as bisect_findings
+from preflight.allreduce.expected import Expected
+from preflight.allreduce.floor import Rates, host_expected, lower, pair_expected
+from preflight.allreduce.nic import SPEEDS_COMMAND, parse_speeds
 from preflight.allreduce.probe import BACKENDS, TORCH_PROBE
 from preflight.allreduce.schedule import PATTERNS, Pair, plan
 from preflight.allreduce.topology import host_topology, link_class
-from preflight.allreduce.verdict import PairResult, judge, merge, parse_lines, slow_pairs
+from preflight.allreduce.verdict import PairResult, judge, median, merge, parse_lines, slow_pairs
 from preflight.allreduce.worker import WORKER
 from preflight.checks.base import *
+from preflight.interfaces import ADDRS_COMMAND, parse_ip_addr
 from preflight.job_env import job_command
 
 
@@ -46,27 +60,31 @@ class AllreduceCheck(ActiveCheck):
     by_default = False
     summary = "all_reduce busbw per device pair (circle schedule); names the slow link or the suspect host"
     # The intra-host link classes: nvidia-smi topo -m (gpu.devices), the NPU generation (npu: 910A's HCCS groups).
-    needs = ("gpu.devices", "npu", "gpu.fabric", "hccn.link")  # + the line rates for the hardware floor
+    needs = ("gpu.devices", "npu", "gpu.fabric", "hccn.link", "gpu.pcie")  # + the line rates: expected busbw
     params: ClassVar[Mapping[str, Any]] = {
         "sizes_mib": [1, 4, 16, 64], "warmup": 2, "iters": 5, "trials": 3, "budget_s": 5.0,
         "init_timeout_s": 15.0, "base_port": 29600, "fraction": 0.8, "floor_gbps": 0.0,
         "pattern": "auto", "all_pairs_max_hosts": 16, "matchings": 3, "seed": 0, "confirm_max": 4,
+        "expected_fraction": 0.4, "nic_gbps": 0.0, "mode": "pairs",
     }
 
     def probes(self, host: Host, cluster: ClusterSpec) -> list[Probe]:
-        return [Probe("torch", job_command(host, cluster, [host.python, "-c", TORCH_PROBE]), timeout=10)]
+        return [Probe("torch", job_command(host, cluster, [host.python, "-c", TORCH_PROBE]), timeout=10),
+                Probe("speeds", SPEEDS_COMMAND, timeout=5), Probe("addrs", ADDRS_COMMAND, timeout=5)]
 
     def parse(self, outputs: Mapping[str, ProbeOutput]) -> Facts:
         out = outputs.get("torch", ProbeOutput("", exit_status=None))
+        nic = {"speeds": parse_speeds(outputs.get("speeds", ProbeOutput("")).stdout),
+               "addrs": parse_ip_addr(outputs.get("addrs", ProbeOutput("")).stdout)}
         for line in reversed(out.stdout.strip().splitlines()):
             try:
                 data = json.loads(line)
             except ValueError:
                 continue
             if isinstance(data, dict) and isinstance(data.get("torch"), bool):
-                return {"torch": data["torch"], "torch_npu": data.get("torch_npu") is True}
+                return {"torch": data["torch"], "torch_npu": data.get("torch_npu") is True, "nic": nic}
         why = (out.stderr.strip().splitlines() or [f"exit status {out.exit_status}"])[-1]
-        return {"torch": None, "torch_error": why[:200]}
+        return {"torch": None, "torch_error": why[:200], "nic": nic}
 
     # --- planning (pure) ---
 
@@ -127,7 +145,69 @@ class AllreduceCheck(ActiveCheck):
 
     def steps(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome] = ()) -> list[Step]:
         hosts = {h.name: h for h in ctx.hosts}
+        if ctx.params.get("mode") == "bisect":
+            return self.followups(facts, ctx, done)
         return [self._step(pairs, hosts, ctx) for pairs in self.rounds(facts, ctx)]
+
+    # --- bisect mode (preflight.allreduce.bisect) ---
+
+    def search(self, facts: Mapping[str, Facts], ctx: EvalContext,
+               outcomes: Sequence[StepOutcome]) -> tuple[bisect.Search, list[bisect.Group]]:
+        """The search replayed from the rounds run so far (one outcome each), and the next round's groups."""
+        hosts = self.usable(facts, ctx)
+        rates = self.rates(facts, ctx)
+        fraction, efrac = float(ctx.params["fraction"]), float(ctx.params.get("expected_fraction", 0.4))
+
+        def expect(members: Sequence[str]) -> Expected | None:
+            return lower(*(host_expected(rates, h, 0, 1, single=True)[0] for h in members))
+
+        search = bisect.Search()
+        base, avoid = int(ctx.params["base_port"]), [ctx.cluster.master_port]
+        for outcome in outcomes:
+            groups = bisect.next_groups(hosts, search, base, avoid)
+            if not groups:
+                return search, []
+            lines = [line for outs in outcome.foreground.values()
+                     for line in bisect.parse_lines(outs.get("ranks", ProbeOutput("")).stdout)]
+            fine = [j.result.busbw for r in search.rounds for j in r if j.verdict in ("ok", "unjudged")
+                    and j.result.group.suspect is None and j.result.busbw is not None]
+            results = bisect.merge(groups, lines, self.probe_timeout(ctx))
+            search.rounds.append(bisect.judge_round(results, expect, fraction, efrac,
+                                                    median(fine) if fine else None))
+        limit = 2 * max(1, (len(hosts) - 1).bit_length()) + 4
+        nxt = bisect.next_groups(hosts, search, base, avoid) if len(search.rounds) < limit else []
+        return search, nxt
+
+    def followups(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome]) -> list[Step]:
+        """pairs: each slow pair measured again alone (nothing else running) before it is blamed, once; bisect:
+        the next round of the search, until it is over."""
+        if ctx.params.get("mode") == "bisect":
+            _, groups = self.search(facts, ctx, done)
+            return [self._group_step(groups, {h.name: h for h in ctx.hosts}, ctx)] if groups else []
+        rounds = self.rounds(facts, ctx)
+        if len(done) != len(rounds):
+            return []
+        _, again = self.first_results(facts, ctx, done)
+        return [self._step([r.pair], {h.name: h for h in ctx.hosts}, ctx) for r in again]
+
+    def _group_step(self, groups: Sequence[bisect.Group], hosts: Mapping[str, Host], ctx: EvalContext) -> Step:
+        """One round: every group's ranks at once, one per host (rank i on group.hosts[i], rank 0 the store)."""
+        timeout = self.probe_timeout(ctx)
+        spec = json.dumps({**json.loads(self.spec(ctx)), "track_arrival": True}, separators=(",", ":"))
+        foreground: dict[str, list[Probe]] = {}
+        for group in groups:
+            master = hosts[group.hosts[0]]
+            for rank, name in enumerate(group.hosts):
+                host = hosts[name]
+                peer = hosts[group.hosts[1 if rank == 0 else 0]]
+                variables = {"MASTER_ADDR": master.address, "MASTER_PORT": str(group.port), "RANK": str(rank),
+                             "WORLD_SIZE": str(len(group.hosts)), "LOCAL_RANK": "0", "PF_DEVICE": "0",
+                             "PF_PAIR": str(group.index), "PF_PEER_ADDR": peer.address}
+                if ctx.cluster.accelerator == "gpu":
+                    variables["NCCL_ALGO"] = "Ring"
+                command = job_command(host, ctx.cluster, [host.python, "-c", WORKER, spec], variables)
+                foreground[name] = [Probe("ranks", command, timeout=timeout)]
+        return Step(background={}, foreground=foreground, timeout=timeout + 10)
 
     def first_results(self, facts: Mapping[str, Facts], ctx: EvalContext,
                       outcomes: Sequence[StepOutcome]) -> tuple[list[PairResult], list[PairResult]]:
@@ -139,15 +219,8 @@ class AllreduceCheck(ActiveCheck):
                  for line in parse_lines(outs.get("ranks", ProbeOutput("")).stdout)]
         results = merge([p for r in rounds[:len(done)] for p in r], lines, self.probe_timeout(ctx))
         slow, _ = slow_pairs([r for r in results if r.error is None], float(ctx.params["fraction"]),
-                             float(ctx.params["floor_gbps"]), self.hardware_floors(results, ctx))
+                             float(ctx.params["floor_gbps"]), self.hardware_floors(results, facts, ctx))
         return results, sorted(slow, key=lambda r: r.figure)[:max(0, int(ctx.params["confirm_max"]))]
-
-    def followups(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome]) -> list[Step]:
-        """Each slow pair measured again alone (nothing else running) before it is blamed."""
-        if len(done) < len(self.rounds(facts, ctx)):
-            return []
-        _, again = self.first_results(facts, ctx, done)
-        return [self._step([r.pair], {h.name: h for h in ctx.hosts}, ctx) for r in again]
 
     def _step(self, pairs: Sequence[Pair], hosts: Mapping[str, Host], ctx: EvalContext) -> Step:
         """One step running ``pairs`` at once: each host's ranks start together and the probe waits for all."""
@@ -192,6 +265,9 @@ class AllreduceCheck(ActiveCheck):
                                        "nothing to test (fewer than 2 hosts or devices with torch)")]
         if not outcomes:
             return findings  # planned but not run (evaluate() without the active phase)
+        if ctx.params.get("mode") == "bisect":
+            search, _ = self.search(facts, ctx, outcomes)
+            return findings + bisect_findings(search, sum(len(r) for r in search.rounds))
         results, again = self.first_results(facts, ctx, outcomes)
         later = outcomes[len(rounds):]
         lines = [line for o in later for outs in o.foreground.values()
@@ -202,17 +278,22 @@ class AllreduceCheck(ActiveCheck):
                                 float(ctx.params["floor_gbps"]),
                                 self.pattern(len(self.usable(facts, ctx)), ctx),
                                 remeasured if later else None,  # None: no confirmation phase ran
-                                self.hardware_floors(results, ctx))
+                                self.hardware_floors(results, facts, ctx), self.expected(results, facts, ctx))
 
-    def hardware_floors(self, results: Sequence[PairResult], ctx: EvalContext) -> dict[int, tuple[float, str]]:
-        """Each pair's floor from the line rate (preflight.allreduce.floor): the hosts' RDMA ports (inter) and the
-        GPUs' NVLinks (intra) on gpu clusters, the two NPUs' own RoCE ports on npu clusters; none elsewhere."""
-        if ctx.cluster.accelerator == "npu":
-            return npu_pair_floors([r.pair for r in results], ctx.other_facts.get("hccn.link", {}))
-        if ctx.cluster.accelerator != "gpu":
-            return {}
-        fabrics = ctx.other_facts.get("gpu.fabric", {})
-        envs = {h.name: h.env for h in ctx.hosts}
-        return {**pair_floors([r.pair for r in results], fabrics, envs,
-                              concurrent=max(1, int(ctx.cluster.devices_per_host or 1))),
-                **nvlink_pair_floors(list(results), ctx.other_facts.get("gpu.devices", {}), envs)}
+    def rates(self, facts: Mapping[str, Facts], ctx: EvalContext) -> Rates:
+        """What the expected busbw is derived from (preflight.allreduce.floor)."""
+        return Rates(ctx.cluster.accelerator, ctx.other_facts, {h.name: h.env for h in ctx.hosts},
+                     {h.name: h.address for h in ctx.hosts}, {h: f.get("nic") or {} for h, f in facts.items()},
+                     float(ctx.params.get("nic_gbps") or 0.0))
+
+    def expected(self, results: Sequence[PairResult], facts: Mapping[str, Facts],
+                 ctx: EvalContext) -> dict[int, Expected]:
+        """Each pair's expected busbw from the hardware (preflight.allreduce.floor), where its rate is known."""
+        return pair_expected(results, self.rates(facts, ctx), concurrent=max(1, int(ctx.cluster.devices_per_host or 1)))
+
+    def hardware_floors(self, results: Sequence[PairResult], facts: Mapping[str, Facts],
+                        ctx: EvalContext) -> dict[int, tuple[float, str]]:
+        """Each pair's floor: ``expected_fraction`` x its expected busbw, with how that was derived."""
+        fraction = float(ctx.params.get("expected_fraction", 0.4))
+        return {i: (e.floor(fraction), f"{fraction:g} x expected {e.gbps:.3g} GB/s = {e.how}")
+                for i, e in self.expected(results, facts, ctx).items()}

@@ -272,8 +272,10 @@ class ActiveCheck(Check):
         """
 
     def followups(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome]) -> list[Step]:
-        """Steps planned from what ``steps`` measured (``done``: every outcome so far), run once after them:
-        e.g. re-measuring alone what looked slow before blaming it. None by default."""
+        """Steps planned from what ``steps`` measured (``done``: every outcome so far), run after them: e.g.
+        re-measuring alone what looked slow before blaming it. Asked again after each batch ran, until it returns
+        none (at most the engine's ``FOLLOWUP_ROUNDS`` times): a search plans its next round from the last one's
+        results. None by default."""
         return []
 
     @abc.abstractmethod

@@ -58,6 +58,10 @@ AcceptNewHostKeysOption = Annotated[bool, typer.Option(help="trust and record un
 JsonOption = Annotated[bool, typer.Option("--json", help="print the JSON report instead")]
 ReportDirOption = Annotated[Path | None, typer.Option(help="where report.json goes "
                                                         "(default reports/<UTC time>/)")]
+BisectOption = Annotated[bool, typer.Option("--bisect", help="allreduce: one all_reduce over all hosts, groups below "
+                                            "expected split in halves, suspects confirmed in pairs: the bad host "
+                                            "in O(log n) runs (docs/thresholds.md)")]
+BISECT = {"allreduce": {"mode": "bisect"}}
 
 def _fail_usage(message: str) -> typer.Exit:
     sys.stderr.write(f"preflight: {message}\n")  # unwrapped: scripts grep for FILE:LINE
@@ -99,6 +103,7 @@ def run(
                                                       f"nodes: exit {exit_codes.SUSPECT}, recommend no drain")] = None,
     python: PythonOption = None,
     setup: SetupOption = None,
+    bisect: BisectOption = False,
 ) -> None:
     """Check every host of the cluster (or this machine) and report."""
     try:
@@ -109,10 +114,15 @@ def run(
     options = application.RunOptions(parallel=parallel, connect_timeout=connect_timeout,
                                      command_timeout=command_timeout, host_timeout=host_timeout,
                                      accept_new_host_keys=accept_new_host_keys, sudo=sudo)
-    request = application.RunRequest(hosts=hosts, checks=split_items(checks), skip=split_items(skip),
+    selected = split_items(checks)
+    if bisect and selected and "allreduce" not in selected:
+        selected = [*selected, "allreduce"]
+    request = application.RunRequest(hosts=hosts, checks=selected or (["allreduce"] if bisect else selected),
+                                     skip=split_items(skip),
                                      options=options, rank_table=rank_table, accelerator=accelerator,
                                      transport=transport, max_unhealthy=max_unhealthy, outputs=extras,
-                                     interpreter=application.Interpreter(python, setup or [], os.environ))
+                                     interpreter=application.Interpreter(python, setup or [], os.environ),
+                                     params=BISECT if bisect else {})
     report = run_and_show(request, json_out, report_dir, record)
     raise typer.Exit(exit_codes.for_report(report))
 
@@ -155,6 +165,7 @@ def bench_allreduce(
     accept_new_host_keys: AcceptNewHostKeysOption = False,
     json_out: JsonOption = False,
     report_dir: ReportDirOption = None,
+    bisect: BisectOption = False,
 ) -> None:
     """Run the allreduce check (same as `run --checks allreduce`), then print every pair's figures.
 
@@ -163,9 +174,13 @@ def bench_allreduce(
     options = application.RunOptions(parallel=parallel, connect_timeout=connect_timeout,
                                      command_timeout=command_timeout, host_timeout=host_timeout,
                                      accept_new_host_keys=accept_new_host_keys)
-    report = run_and_show(application.RunRequest(hosts=hosts, checks=["allreduce"], options=options), json_out,
-                          report_dir)
-    if not json_out:
+    report = run_and_show(application.RunRequest(hosts=hosts, checks=["allreduce"], options=options,
+                                                 params=BISECT if bisect else {}), json_out, report_dir)
+    if not json_out and bisect:
+        from rich.console import Console
+
+        Console(markup=False, highlight=False).print(rounds_table(report))
+    elif not json_out:
         table = pairs_table(report)
         if table.row_count:
             from rich.console import Console
@@ -192,6 +207,22 @@ def pairs_table(report: Report) -> Table:
         table.add_row(str(f.host), _opt(f.device), str(f.peer), _opt(f.peer_device),
                       "-" if f.bytes is None else str(f.bytes), _opt(f.algbw_gbps), _opt(f.busbw_gbps),
                       Text(f.status.value, style=summary.STYLE[f.status]))
+    return table
+
+
+def rounds_table(report: Report) -> Table:
+    """--bisect's search: every group run, round by round: its hosts, busbw, expected, verdict."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="all_reduce bisection", title_justify="left", show_edge=False, pad_edge=False)
+    for name in ("round", "hosts", "busbw GB/s", "expected GB/s", "verdict"):
+        table.add_column(name, justify="right" if "GB/s" in name or name == "round" else "left", overflow="fold")
+    rows = [f for f in report.findings if f.check == "allreduce.bisect" and f.group is not None]
+    for f in sorted(rows, key=lambda f: (f.round or 0, f.group or ())):
+        verdict = f.message.split(": ", 3)[-1]
+        table.add_row(str(f.round), summary.fold(list(f.group or ())), _opt(f.busbw_gbps),
+                      _opt(f.expected_gbps), Text(verdict, style=summary.STYLE[f.status]))
     return table
 
 

@@ -127,6 +127,9 @@ class Finding:
     algbw_gbps: float | None = None
     busbw_gbps: float | None = None
     bytes: int | None = None
+    expected_gbps: float | None = None  # the busbw the link class should give (preflight.allreduce.expected)
+    group: tuple[str, ...] | None = None  # the hosts of an all_reduce group (``--bisect``)
+    round: int | None = None  # the bisection round that ran it
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -141,7 +144,7 @@ class Finding:
         for key in _OPTIONAL:
             value = getattr(self, key)
             if value is not None:
-                data[key] = value
+                data[key] = list(value) if isinstance(value, tuple) else value
         return data
 
     @classmethod
@@ -160,10 +163,14 @@ class Finding:
             algbw_gbps=data.get("algbw_gbps"),
             busbw_gbps=data.get("busbw_gbps"),
             bytes=data.get("bytes"),
+            expected_gbps=data.get("expected_gbps"),
+            group=tuple(data["group"]) if isinstance(data.get("group"), list) else None,
+            round=data.get("round"),
         )
 
 
-_OPTIONAL = ("peer", "device", "peer_device", "algbw_gbps", "busbw_gbps", "bytes")  # emitted only when set
+_OPTIONAL = ("peer", "device", "peer_device", "algbw_gbps", "busbw_gbps", "bytes", "expected_gbps", "group",
+             "round")  # emitted only when set
 
 
 @dataclass(frozen=True)

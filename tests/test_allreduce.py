@@ -218,7 +218,7 @@ def test_healthy_cluster_passes_every_host() -> None:
     assert len(pairs) == 6 and all(f.status == Status.PASS for f in pairs)
     for f in pairs:
         assert (f.busbw_gbps, f.algbw_gbps, f.bytes, f.device, f.peer_device) == (1.0, 1.0, 4 << 20, 0, 0)
-        assert f.message == f"allreduce.pair: {f.host}:0<->{f.peer}:0 busbw 1 GB/s at 4 MiB"
+        assert f.message == f"allreduce.pair: {f.host}:0<->{f.peer}:0 busbw 1 GB/s at 4 MiB (no line rate known)"
         assert f.to_dict()["busbw_gbps"] == 1.0 and f.to_dict()["bytes"] == 4 << 20
 
 
@@ -467,17 +467,19 @@ def nvlink_context(env: dict[str, str] | None = None) -> EvalContext:
 
 
 def test_nvlink_pairs_alike_but_far_below_their_links_rate_fail_the_floor() -> None:
-    # every NVLink pair at 5 GB/s: they agree with each other, but NV2 = 2 x 25 GB/s asks for 0.25 x 50 = 12.5
-    # and NV1 for 6.25 at 64 MiB (traffic fallen back to PCIe looks like this)
+    # every NVLink pair at 5 GB/s: they agree with each other, but NV2 = 2 x 25 GB/s is expected to give 0.6 x 50 =
+    # 30 at 64 MiB and asks for 0.4 x 30 = 12; NV1 for 6 (traffic fallen back to PCIe looks like this)
     def slow(p: Pair) -> float:
         return 5.0 if p.link.startswith("NV") else gpu_speed()(p)
 
     findings = run(nvlink_context(), slow, top=64 << 20)
     fails = [f for f in findings if f.status == Status.FAIL]
     assert {f.device for f in fails} == {0, 1, 2, 3} and {f.host for f in fails} == {"n1", "n2", "n3"}
-    assert any("floor 12.5 GB/s: 0.25 x NV2 x 25 GB/s per link (nvidia-smi nvlink -s) at 64 MiB" in (f.observed or "")
+    assert any("0.17 of expected 30 GB/s" in (f.observed or "") and "floor 12 GB/s: 0.4 x expected 30 GB/s = 0.6 x "
+               "50 GB/s NV2 x 25 GB/s per link (nvidia-smi nvlink -s)" in (f.observed or "")
                for f in fails), [f.observed for f in fails]
-    healthy = run(nvlink_context(), gpu_speed(), top=64 << 20)  # NV2 40, NV1 20 GB/s: above 12.5 and 6.25
+    assert all(f.expected_gbps in (30.0, 15.0) for f in fails if f.busbw_gbps is not None)
+    healthy = run(nvlink_context(), gpu_speed(), top=64 << 20)  # NV2 40, NV1 20 GB/s: above 12 and 6
     assert not [f for f in healthy if f.status != Status.PASS], [f.message for f in healthy if f.status != "pass"]
     assert not [f for f in run(nvlink_context(), slow) if f.status == Status.FAIL], "4 MiB: too small to judge"
     p2p_off = nvlink_context(env={"NCCL_P2P_DISABLE": "1"})  # the job itself will not use NVLink
@@ -494,10 +496,12 @@ def fabric_context(n: int, rate: int, env: dict[str, str] | None = None) -> Eval
 
 
 def test_a_uniformly_slow_cluster_fails_the_floor_from_the_line_rate() -> None:
-    ctx = fabric_context(3, 400)  # 400 Gb/s = 50 GB/s: floor 0.4 x 50 = 20 GB/s
+    ctx = fabric_context(3, 400)  # 400 Gb/s = 50 GB/s: expected 0.96 x 50 = 48, floor 0.4 x 48 = 19.2 GB/s
     fails = [f for f in run(ctx, {}) if f.status == Status.FAIL]  # every pair at 1 GB/s: they agree
     assert fails and all(f.host in ("n1", "n2", "n3") for f in fails)
-    assert any("floor 20 GB/s: 0.4 x the RDMA line rate" in (f.observed or "") for f in fails)
+    assert any("floor 19.2 GB/s: 0.4 x expected 48 GB/s = 0.96 x 50 GB/s RDMA line rate (ibstat)" in (f.observed or "")
+               for f in fails), [f.observed for f in fails]
+    assert {f.expected_gbps for f in fails if f.peer} == {48.0}
     fast = run(ctx, lambda p: 30.0)
     assert not [f for f in fast if f.status != Status.PASS]
     unknown = fabric_context(3, 400, env={"NCCL_IB_HCA": "=mlx5_1"})  # the job uses the Down port only
@@ -515,11 +519,11 @@ def npu_link_context(n: int, speeds: dict[str, list[int | None]]) -> EvalContext
 
 
 def test_npu_inter_pairs_have_a_floor_from_their_ports_speed() -> None:
-    ctx = npu_link_context(2, {"n1": [200000, 200000], "n2": [200000, 100000]})  # 0.4 x 25 GB/s = 10 GB/s
+    ctx = npu_link_context(2, {"n1": [200000, 200000], "n2": [200000, 100000]})  # 0.4 x 0.96 x 25 GB/s = 9.6 GB/s
     fails = [f for f in run(ctx, lambda p: 8.0 if p.kind == "inter" else 50.0) if f.status == Status.FAIL]
     assert fails and all(f.device is not None for f in fails), [f.message for f in fails]
-    assert any("0.4 x the slower NPU port's speed" in (f.observed or "") for f in fails)
-    healthy = run(ctx, lambda p: 12.0 if p.kind == "inter" else 50.0)  # above both floors (10 and 5 GB/s)
+    assert any("0.96 x 25 GB/s NPU port (hccn_tool -speed)" in (f.observed or "") for f in fails)
+    healthy = run(ctx, lambda p: 12.0 if p.kind == "inter" else 50.0)  # above both floors (9.6 and 4.8 GB/s)
     assert not [f for f in healthy if f.status == Status.FAIL], [f.message for f in healthy if f.status != "pass"]
     unknown = npu_link_context(2, {"n1": [None, None], "n2": [200000, 200000]})  # link down: no speed
     assert not [f for f in run(unknown, lambda p: 0.5) if f.status == Status.FAIL], "no known speed: no floor"

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from preflight.allreduce.expected import Expected, ratio_text
 from preflight.allreduce.schedule import Pair
 from preflight.findings import finding, median
 from preflight.model import Finding, Status
@@ -190,15 +191,18 @@ def _alone_at(first: PairResult, again: PairResult) -> PairResult:
 
 def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, floor_gbps: float,
           pattern: str, remeasured: Mapping[int, PairResult] | None = None,
-          hardware: Mapping[int, tuple[float, str]] | None = None) -> list[Finding]:
+          hardware: Mapping[int, tuple[float, str]] | None = None,
+          expected: Mapping[int, Expected] | None = None) -> list[Finding]:
     """Findings: allreduce.run (errors), allreduce.correct, allreduce.busbw (slow pairs, suspects), and one
     allreduce.pair pass finding with the figures of every measured pair that is not slow.
 
     ``remeasured``: slow pairs measured again alone (pair index -> result; None: no confirmation phase); one
     that is normal alone is a ``warn`` (contention or an ECMP collision), not a slow link; one not measured
     again is blamed only next to a pair confirmed slow (see :func:`confirm`). ``hardware``: inter pairs' floors from the
-    line rate (pair index -> (GB/s, how)), used where ``floor_gbps`` is not set."""
+    line rate (pair index -> (GB/s, how)), used where ``floor_gbps`` is not set; ``expected``: each pair's expected
+    busbw (preflight.allreduce.expected), which every pair finding reports its figure against."""
     findings: list[Finding] = []
+    exp = expected or {}
     measured = [r for r in results if r.error is None]
     for r in results:
         if r.error is not None:
@@ -228,7 +232,7 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
             observed=f"{r.figure:.3g} GB/s with other pairs running", expected=f">= {fraction:g} x median",
             peer=p.peer, device=p.device, peer_device=p.peer_device,
             remedy="raise checks.allreduce.confirm_max in hosts.yaml to re-measure more slow pairs alone",
-            **_figures(r)))
+            **_figures(r, exp)))
     for first, alone in recovered:
         p = first.pair
         findings.append(finding(
@@ -239,7 +243,7 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
             observed=f"{first.figure:.3g} GB/s with other pairs running, {alone.figure:.3g} GB/s alone",
             expected=f">= {fraction:g} x median", peer=p.peer, device=p.device, peer_device=p.peer_device,
             remedy="none needed if it does not repeat; if it does, look at the switch's ECMP hashing and the "
-                   "other traffic on these hosts", **_figures(alone)))
+                   "other traffic on these hosts", **_figures(alone, exp)))
     slow_ids = {r.pair.index for r in slow}
     suspects, bad_devices = _suspects(measured, slow_ids, hosts)
     failed_busbw: set[str] = set()
@@ -266,7 +270,8 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
         p = r.pair
         floor = _floor(r, floor_gbps, hardware)
         how = (hardware or {}).get(p.index, (0.0, ""))[1] if floor_gbps <= 0 else "floor_gbps"
-        figure = (f"busbw {r.figure:.3g} GB/s (algbw {r.algbw[r.size]:.3g}) at {_size(r.size)} "
+        figure = (f"busbw {r.figure:.3g} GB/s (algbw {r.algbw[r.size]:.3g}) at {_size(r.size)}, "
+                  f"{ratio_text(r.figure, exp.get(p.index))} "
                   f"(reference {medians[p.index]:.3g}: median of the {_group_text(p)} pairs' endpoints"
                   + (f"; floor {floor:.3g} GB/s: {how}" if floor > 0 else "") + ")")
         culprit = _culprit(p, suspects, bad_devices)
@@ -280,7 +285,7 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
                 "allreduce.busbw", culprit[0], Status.FAIL,
                 f"pair {p.label} slow: {figure}; caused by {what}",
                 observed=figure, expected=f">= {fraction:g} x median", peer=other, device=devices[0],
-                peer_device=devices[1], remedy=f"fix {culprit[0]} first (see its own finding)", **_figures(r)))
+                peer_device=devices[1], remedy=f"fix {culprit[0]} first (see its own finding)", **_figures(r, exp)))
             continue
         what = "link problem between" if p.kind == "inter" else "slow device pair on"
         where = f"{p.host} and {p.peer}" if p.kind == "inter" else p.host
@@ -293,7 +298,7 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
                                                                            if floor_gbps > 0 else ""),
                 peer=peer, device=dev, peer_device=peer_dev,
                 remedy=f"check the path between {p.host} and {p.peer}: cables, switch ports, "
-                       f"ip -s link on both; rerun: preflight run --checks allreduce", **_figures(r)))
+                       f"ip -s link on both; rerun: preflight run --checks allreduce", **_figures(r, exp)))
             failed_busbw.add(host)
     for host in hosts:
         mine = [r for r in measured if host in (r.pair.host, r.pair.peer)]
@@ -302,10 +307,15 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
         if host not in failed_busbw:
             best = max(mine, key=lambda r: r.figure)
             figures = [r.figure for r in mine]
+            unknown = sorted({_group_text(r.pair) for r in mine if r.pair.index not in exp})
+            rated = [r.figure / exp[r.pair.index].gbps for r in mine if r.pair.index in exp]
+            against = (f"; {min(rated):.2g}-{max(rated):.2g} of expected" if rated else "") + \
+                (f"; no line rate known for the {', '.join(unknown)} pairs: judged against the other pairs only"
+                 if unknown else "")
             findings.append(finding(
                 "allreduce.busbw", host, Status.PASS,
                 f"{len(mine)} pairs of {host} ok: best {best.figure:.3g} GB/s at "
-                f"{_size(best.size)}, median {median(figures):.3g} GB/s ({pattern})",
+                f"{_size(best.size)}, median {median(figures):.3g} GB/s ({pattern}){against}",
                 observed=f"median busbw {median(figures):.3g} GB/s"))
         if all(r.correct for r in mine):
             findings.append(finding("allreduce.correct", host, Status.PASS,
@@ -317,9 +327,10 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
         p = r.pair
         findings.append(finding(
             "allreduce.pair", p.host, Status.PASS,
-            f"{p.label}{f' ({p.link})' if p.link else ''} busbw {r.figure:.3g} GB/s at {_size(r.size)}",
+            f"{p.label}{f' ({p.link})' if p.link else ''} busbw {r.figure:.3g} GB/s at {_size(r.size)} "
+            f"({ratio_text(r.figure, exp.get(p.index))})",
             observed=f"busbw {r.figure:.3g} GB/s (algbw {r.algbw[r.size]:.3g}) at {_size(r.size)}",
-            peer=p.peer, device=p.device, peer_device=p.peer_device, **_figures(r)))
+            peer=p.peer, device=p.device, peer_device=p.peer_device, **_figures(r, exp)))
     errored = {h for r in results if r.error is not None for h in (r.pair.host,)}
     for host in hosts:
         if host not in errored and any(host in (r.pair.host, r.pair.peer) for r in results):
@@ -415,7 +426,8 @@ def _float(value: object) -> float | None:
 __all__ = ["PairResult", "confirm", "judge", "merge", "median", "parse_lines", "slow_pairs"]
 
 
-def _figures(result: PairResult) -> dict[str, Any]:
-    """The machine-readable figures of a pair finding, at the size its verdict used."""
+def _figures(result: PairResult, expected: Mapping[int, Expected] | None = None) -> dict[str, Any]:
+    """The machine-readable figures of a pair finding, at the size its verdict used (and its expected busbw)."""
+    exp = (expected or {}).get(result.pair.index)
     return {"algbw_gbps": round(result.algbw.get(result.size, 0.0), 4), "busbw_gbps": round(result.figure, 4),
-            "bytes": result.size}
+            "bytes": result.size, **({"expected_gbps": round(exp.gbps, 4)} if exp is not None else {})}

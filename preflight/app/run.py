@@ -5,10 +5,11 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from preflight import drain
 from preflight.app.cluster import Interpreter, load_cluster
@@ -38,6 +39,8 @@ class RunRequest:
     interpreter: Interpreter | None = None  # --python / --setup (and PREFLIGHT_PYTHON / PREFLIGHT_SETUP)
     # Checks outside the registry run beside the selected ones (``preflight fix``'s read-only state probe)
     extra_checks: Sequence[Check] = ()
+    # Check parameters set on the command line, over hosts.yaml's (``--bisect``: allreduce's mode)
+    params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,9 @@ def prepare(request: RunRequest) -> Engine:
     from preflight.transport import slurm as slurm_transport
 
     inventory = load_cluster(request.hosts, request.rank_table, request.accelerator, request.interpreter)
+    if request.params:
+        inventory = replace(inventory, params={**inventory.params, **{
+            family: {**inventory.params.get(family, {}), **values} for family, values in request.params.items()}})
     try:
         if request.max_unhealthy is not None:
             drain.parse_limit(request.max_unhealthy)

@@ -92,6 +92,8 @@ def settled_heap() -> Iterator[None]:
         if freeze:
             gc.unfreeze()
 
+FOLLOWUP_ROUNDS = 64  # at most this many batches of followups per check (each planned from the last)
+
 
 class Engine:
     """One run over ``inventory``: ``run()`` (or ``run_interruptible()`` then ``report()``)."""
@@ -164,8 +166,12 @@ class Engine:
                 outcomes = self.outcomes.setdefault(check.ident, [])
                 for step in check.steps(facts, self.context(check), done=tuple(outcomes)):
                     outcomes.append(run_step(step, self.sessions, self.options.parallel))
-                for step in check.followups(facts, self.context(check), tuple(outcomes)):
-                    outcomes.append(run_step(step, self.sessions, self.options.parallel))
+                for _ in range(FOLLOWUP_ROUNDS):  # a check may plan from what its followups measured (--bisect)
+                    followups = check.followups(facts, self.context(check), tuple(outcomes))
+                    if not followups:
+                        break
+                    for step in followups:
+                        outcomes.append(run_step(step, self.sessions, self.options.parallel))
         finally:
             self.close()
 

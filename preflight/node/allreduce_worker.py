@@ -41,6 +41,7 @@ def local_iface(peer):  # type: (str) -> str | None
     finally:
         s.close()
     return None
+store = None  # type: Any
 try:
     backend = spec["backend"]
     peer = env.get("PF_PEER_ADDR") or env["MASTER_ADDR"]
@@ -64,8 +65,17 @@ try:
     else:
         dev = torch.device("cpu")
     rank, world = int(env["RANK"]), int(env["WORLD_SIZE"])
-    dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=float(spec["init_timeout"])))
+    bound = datetime.timedelta(seconds=float(spec["init_timeout"]))
+    if spec.get("track_arrival"):
+        # --bisect: our own store, so that a group that does not finish can say which ranks never arrived
+        out["arrived"] = False
+        store = dist.TCPStore(env["MASTER_ADDR"], int(env["MASTER_PORT"]), world, rank == 0, timeout=bound,
+                              wait_for_workers=False)
+        store.set("pf_arrived_%d" % rank, "1")
+        out["arrived"] = True
+        dist.init_process_group(backend, store=store, rank=rank, world_size=world, timeout=bound)
+    else:
+        dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world, timeout=bound)
     start = time.perf_counter()
     budget = float(spec["budget"])
     spent_shared = 0.0
@@ -117,4 +127,9 @@ try:
     dist.destroy_process_group()
 except BaseException as exc:
     out["error"] = (type(exc).__name__ + ": " + str(exc)).strip()[:500]
+    if out.get("arrived") and store is not None:
+        try:  # who reached the store by now (the ranks that never arrived are the rest)
+            out["seen"] = [r for r in range(int(env["WORLD_SIZE"])) if store.check(["pf_arrived_%d" % r])]
+        except BaseException:
+            pass
 emit()
