@@ -1,0 +1,112 @@
+"""--bisect vs the pair rounds on the namespace cluster (issue 41): runs, wall time and verdict with one slow node,
+and consecutive healthy --bisect runs (false alarms).
+
+For each ``--hosts`` size a cluster (``tests/netns_cluster.py``, name "pfbis<n>", subnet 22; always torn down) is
+brought up, one node's eth0 shaped with ``tc tbf 20mbit``, and ``preflight run --json`` is timed with
+``--bisect``, with the default pair rounds (``pattern: auto``: every pair up to 16 hosts, 3 matchings above) and
+with every pair forced (``pattern: all``) unless ``--no-all-pairs``. Then the shaping is removed and
+``--healthy-runs`` consecutive ``--bisect`` runs are judged: any named host (an ``allreduce.busbw`` fail) or
+error is a false alarm. Results: ``bench/results/bisect.json``. Needs root.
+
+    python bench/bisect.py [--hosts 16,32,64] [--healthy-runs 10] [--no-all-pairs]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))
+
+from netns_cluster import NetnsCluster, cluster_support_problem  # noqa: E402
+
+RESULTS = REPO / "bench" / "results" / "bisect.json"
+PARAMS = {"sizes_mib": [1], "warmup": 1, "iters": 3, "trials": 3, "budget_s": 3.0, "init_timeout_s": 20.0,
+          "fraction": 0.3}
+SHAPE = ["tbf", "rate", "20mbit", "burst", "32kbit", "latency", "400ms"]
+
+
+def run(cluster: NetnsCluster, work: Path, tag: str, bisect: bool, **params: Any) -> dict[str, Any]:
+    """One ``preflight run --checks allreduce``: wall seconds, runs (group or pair runs), named hosts, exit."""
+    import yaml
+
+    hosts = cluster.write_hosts_yaml(work / f"{tag}.yaml")
+    doc = yaml.safe_load(hosts.read_text())
+    doc["checks"] = {"allreduce": {**PARAMS, **params}}
+    hosts.write_text(yaml.safe_dump(doc, sort_keys=False))
+    argv = [sys.executable, "-m", "preflight", "run", "--hosts", str(hosts), "--json", "--checks", "allreduce",
+            "--report-dir", str(work / f"r-{tag}")] + (["--bisect"] if bisect else [])
+    start = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=3600, check=False, cwd=REPO)
+    wall = time.perf_counter() - start
+    findings = [f for f in json.loads(proc.stdout)["findings"] if f["check"].startswith("allreduce.")]
+    named = sorted({f["host"] for f in findings if f["status"] == "fail" and f["check"] == "allreduce.busbw"
+                    and f["host"]})
+    runs = sum(1 for f in findings if f["check"] == "allreduce.bisect") if bisect else \
+        len({frozenset((f["host"], f["peer"])) for f in findings if f.get("peer") and f.get("busbw_gbps")})
+    errors = [f["message"] for f in findings if f["status"] == "error"]
+    return {"wall_s": round(wall, 1), "runs": runs, "named": named, "exit": proc.returncode, "errors": errors[:3]}
+
+
+def bench(size: int, healthy_runs: int, all_pairs: bool) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="pfbis-") as tmp:
+        work = Path(tmp)
+        cluster = NetnsCluster(size, name=f"pfbis{size}", subnet=22, workdir=work / "cluster")
+        try:
+            cluster.up()
+            slow = f"node{size // 2 + 1}"
+            cluster.exec(slow, ["tc", "qdisc", "add", "dev", "eth0", "root", *SHAPE])
+            out: dict[str, Any] = {"hosts": size, "slow": slow}
+            print(f"{size} hosts: --bisect...", file=sys.stderr)
+            out["bisect"] = run(cluster, work, "bisect", True)
+            print(f"{size} hosts: pair rounds (default)...", file=sys.stderr)
+            out["pairs_default"] = run(cluster, work, "default", False)
+            if all_pairs:
+                print(f"{size} hosts: every pair...", file=sys.stderr)
+                out["pairs_all"] = run(cluster, work, "all", False, pattern="all", all_pairs_max_hosts=1000)
+            cluster.exec(slow, ["tc", "qdisc", "del", "dev", "eth0", "root"])
+            healthy = []
+            for i in range(healthy_runs):
+                print(f"{size} hosts: healthy --bisect {i + 1}/{healthy_runs}...", file=sys.stderr)
+                healthy.append(run(cluster, work, f"healthy{i}", True))
+            out["healthy"] = healthy
+            out["false_alarms"] = sum(len(h["named"]) + len(h["errors"]) for h in healthy)
+            return out
+        finally:
+            cluster.down()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--hosts", default="16,32,64", help="comma-separated cluster sizes")
+    parser.add_argument("--healthy-runs", type=int, default=10)
+    parser.add_argument("--no-all-pairs", action="store_true", help="skip the forced every-pair run")
+    args = parser.parse_args(argv)
+    problem = cluster_support_problem()
+    if problem:
+        print(f"cannot build the bench cluster: {problem}", file=sys.stderr)
+        return 1
+    doc = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    doc["machine"] = {"nproc": os.cpu_count(), "python": platform.python_version(), "kernel": platform.release()}
+    doc.setdefault("sizes", {})
+    for size in [int(s) for s in args.hosts.split(",") if s.strip()]:
+        result = bench(size, max(0, args.healthy_runs), not args.no_all_pairs)
+        print(json.dumps(result))
+        doc["sizes"][str(size)] = result
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS.write_text(json.dumps(doc, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
