@@ -216,8 +216,9 @@ _OLDER: dict[int, tuple[str, ...]] = {46: ("all CUDA-capable devices are busy or
 _CATEGORY: dict[int, str] = {
     0: "unknown", 2: "oom",
     46: "device-mapping", 100: "device-mapping", 101: "device-mapping", 216: "device-mapping",
-    35: "version-mismatch", 36: "version-mismatch", 98: "version-mismatch", 200: "version-mismatch",
-    209: "version-mismatch", 222: "version-mismatch", 300: "version-mismatch", 804: "version-mismatch",
+    98: "version-mismatch", 200: "version-mismatch", 209: "version-mismatch", 300: "version-mismatch",
+    804: "version-mismatch",
+    35: "driver", 36: "driver", 222: "driver",  # the driver is older than the runtime / PTX: upgrade the driver
     1: "driver", 3: "driver", 4: "driver", 34: "driver", 102: "driver", 103: "driver", 127: "driver", 201: "driver",
     214: "driver", 220: "driver", 221: "driver", 223: "driver", 226: "driver", 304: "driver", 702: "driver",
     800: "driver", 801: "driver", 802: "driver", 803: "driver", 805: "driver", 806: "driver", 807: "driver",
@@ -243,7 +244,11 @@ _FIX: dict[str, str] = {
                  "with CUDA_LAUNCH_BLOCKING=1 to see the failing call. If it happens on one node only, read `dmesg` "
                  "there for an Xid (a GPU fault, not the code).",
 }
+_OLD_DRIVER = ("The NVIDIA driver on that node is older than the CUDA runtime (or the PTX) the job was built with: "
+               "upgrade the driver to one that supports that CUDA version (`nvidia-smi` shows the highest CUDA the "
+               "driver supports), or install a build of the framework for a CUDA version the driver supports.")
 _FIXES: dict[int, str] = {
+    35: _OLD_DRIVER, 36: _OLD_DRIVER, 222: _OLD_DRIVER,
     1: "A CUDA call got an argument the driver refuses. Inside NCCL (`Cuda failure 'invalid argument'`) that is "
        "usually a driver too old for the memory calls NCCL makes, or ranks in containers that do not share IPC; in the "
        "job's own code a bad launch or pointer: check the driver version, rerun with CUDA_LAUNCH_BLOCKING=1.",
@@ -282,7 +287,10 @@ _CHECKS: dict[str, tuple[str, ...]] = {
     "version-mismatch": ("versions.gpu_driver", "versions.cuda"), "driver": ("gpu.devices.driver", "gpu.xid"),
     "p2p": ("allreduce",), "app-fault": ("gpu.xid",), "unknown": (),
 }
-_CHECKS_OF: dict[int, tuple[str, ...]] = {214: ("gpu.devices.ecc", "gpu.xid"), 220: ("gpu.devices.nvlink", "gpu.xid"),
+_CHECKS_OF: dict[int, tuple[str, ...]] = {35: ("versions.gpu_driver", "versions.cuda"),
+                                          36: ("versions.gpu_driver", "versions.cuda"),
+                                          222: ("versions.gpu_driver", "versions.cuda"),
+                                          214: ("gpu.devices.ecc", "gpu.xid"), 220: ("gpu.devices.nvlink", "gpu.xid"),
                                           802: ("gpu.fabricmanager", "versions.gpu_driver")}
 
 
@@ -330,6 +338,8 @@ def find(line: str) -> list[str]:
     for _, code in sorted(found):
         if code not in out:
             out.append(code)
+    if len(out) > 1:  # a check such as ``cudaSuccess == cudaStat (0 vs. 35)`` names success beside the failure
+        out = [code for code in out if code != "0"]
     return out
 
 
