@@ -143,11 +143,17 @@ class Explanation:
         return {"matches": [s.to_dict() for s in self.suspects]}
 
 
-def _group(m: Match) -> tuple[bool, bool, bool]:
-    return (m.harmless, not m.signature.root_cause, m.layer == "family")
+def names_nothing(m: Match) -> bool:
+    """A match that claims no category: a generic code (an internal error, ``unhandled cuda error``, a report that
+    another layer failed) decoded and shown, but no evidence of a cause by itself."""
+    return m.signature.category == "unknown"
 
 
-def sort_key(m: Match) -> tuple[bool, bool, bool, bool, tuple[int, int, float], int, int, int, int]:
+def _group(m: Match) -> tuple[bool, bool, bool, bool]:
+    return (m.harmless, names_nothing(m), not m.signature.root_cause, m.layer == "family")
+
+
+def sort_key(m: Match) -> tuple[bool, bool, bool, bool, bool, tuple[int, int, float], int, int, int, int]:
     """Real errors before warnings, root causes before symptoms, signatures and codes before families; then by
     timestamp (lines without one after those with one), then layer (a signature before a code), then
     specificity."""
@@ -155,7 +161,7 @@ def sort_key(m: Match) -> tuple[bool, bool, bool, bool, tuple[int, int, float], 
             m.file_index, m.line_number)
 
 
-def _by_weight(m: Match) -> tuple[bool, bool, bool, int, int, tuple[int, int, float], int, int]:
+def _by_weight(m: Match) -> tuple[bool, bool, bool, bool, int, int, tuple[int, int, float], int, int]:
     return (*_group(m), LAYERS.index(m.layer), -m.signature.weight, m.time or (99, 99, 0.0), m.file_index,
             m.line_number)
 
@@ -166,7 +172,7 @@ def _order(matches: list[Match]) -> list[Match]:
     for group in sorted({_group(m) for m in matches}):
         members = [m for m in matches if _group(m) == group]
         mixed = any(m.time is None for m in members) and any(m.time is not None for m in members)
-        ordered.extend(sorted(members, key=_by_weight if mixed and not group[1] else sort_key))
+        ordered.extend(sorted(members, key=_by_weight if mixed and not group[2] else sort_key))
     return ordered
 
 
@@ -337,7 +343,7 @@ def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CA
             explained = {m.line_number: None if m.signature.root_cause else m.signature.category
                          for m in matched if not m.harmless}
             found.extend(code_matches(lines, name, index, decoders, explained, facts))
-    if not any(not m.harmless for m in found):
+    if not any(not m.harmless and not names_nothing(m) for m in found):
         for index, (name, lines, facts) in enumerate(per_file):
             found.extend(family_matches(lines, name, index, facts))
     result.matches = _order(found)

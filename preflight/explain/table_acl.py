@@ -51,10 +51,12 @@ KINDS: dict[str, tuple[str, bool, str]] = {
     "resource": ("app-fault", True, "The program ran out of runtime resources (streams, events, notifies, "
                  "models, queues, programs): release unused ones, fewer concurrent tasks or models; other "
                  "processes on the NPU share the limit."),
-    "internal": ("driver", True, "An internal error of CANN: read " + _PLOG + " for the first error; check "
+    # an internal error, or a report that another layer failed, names no cause: decoded and shown, claims
+    # nothing (issue 38, round 2: it filed missing Python packages and an allocator setting as `driver`)
+    "internal": ("unknown", False, "An internal error of CANN: read " + _PLOG + " for the first error; check "
                  "`npu-smi info` health and that driver, firmware and CANN versions match; report it with the "
                  "logs if it persists."),
-    "layer": ("driver", False, "ACL reports that another module (GE, runtime, driver, profiling) failed: the "
+    "layer": ("unknown", False, "ACL reports that another module (GE, runtime, driver, profiling) failed: the "
               "error printed before it names the cause."),
     "device": ("driver", True, "The NPU or its driver failed: check `npu-smi info` health and processes, that "
                "driver, firmware and CANN versions are a supported combination, and dmesg; reset or reboot the "
@@ -121,7 +123,7 @@ _ACLNN_ROWS: tuple[tuple[int, str, str, str, bool, str], ...] = (
     (161002, "ACLNN_ERR_PARAM_INVALID", "Parameter verification error, e.g. input data types that do not "
      "conform to the type inference rules.", "app-fault", True,
      "The operator rejected its inputs (dtype, shape, format): the EZ1001 line after it says which."),
-    (361001, "ACLNN_ERR_RUNTIME_ERROR", "Internal API call to NPU runtime failed.", "driver", False,
+    (361001, "ACLNN_ERR_RUNTIME_ERROR", "Internal API call to NPU runtime failed.", "unknown", False,
      "The runtime call under the operator failed: the 507xxx code and EExxxx lines with it name why."),
     (561000, "ACLNN_ERR_INNER", _INNER + "an internal error occurs in an API.", "app-fault", True,
      "Read the EZ9999 lines after it; check the CANN kernels package matches the toolkit."),

@@ -178,7 +178,7 @@ ROWS: tuple[Row, ...] = (
     (207020, "ACL_ERROR_RT_TIMEOUT", "driver timeout", "device"),
     (207021, "ACL_ERROR_RT_LINK_TYPE_NOT_SUPPORTED", "invalid link type", "unsupported"),
     (507000, "ACL_ERROR_RT_INTERNAL_ERROR", "runtime internal error", "internal"),
-    (507001, "ACL_ERROR_RT_TS_ERROR", "ts (task scheduler) internal error", "device"),
+    (507001, "ACL_ERROR_RT_TS_ERROR", "ts (task scheduler) internal error", "internal"),
     (507002, "ACL_ERROR_RT_STREAM_TASK_FULL", "task full in stream", "internal"),
     (507003, "ACL_ERROR_RT_STREAM_TASK_EMPTY", "task empty in stream", "internal"),
     (507004, "ACL_ERROR_RT_STREAM_NOT_COMPLETE", "stream not complete", "internal"),

@@ -90,12 +90,12 @@ HCOMM = CodeTable(
 
 _INNER = "Inner error: no template, the message after the code is the module's own text; "
 _INNER_ROWS = (
-    ("EE9999", "Inner_Error (Runtime/GE/system)", _INNER + "the runtime, GE or system layer failed.", "driver",
+    ("EE9999", "Inner_Error (Runtime/GE/system)", _INNER + "the runtime, GE or system layer failed.", "unknown",
      "Read the lines after 'EE9999' and the ACL code beside it (507xxx: AI Core exception, device setup, "
      "timeouts); check `npu-smi info` health if it names the device.", False),
-    ("EH9999", "Inner_Error (ACL)", _INNER + "an ACL call failed inside.", "app-fault",
+    ("EH9999", "Inner_Error (ACL)", _INNER + "an ACL call failed inside.", "unknown",
      "Read the lines after 'EH9999' for the failing ACL call and its return code.", False),
-    ("EI9999", "Inner_Error (HCCL)", _INNER + "HCCL failed inside.", "hccl-link",
+    ("EI9999", "Inner_Error (HCCL)", _INNER + "HCCL failed inside.", "unknown",
      "Read the lines after 'EI9999' and the plog; an EIxxxx code from another rank usually names the cause.",
      False),
     ("EL9999", "Inner_Error (driver)", _INNER + "the NPU driver failed inside.", "driver",

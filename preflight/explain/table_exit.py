@@ -47,7 +47,7 @@ _SIGNALS: dict[int, tuple[str, str, str, bool, str, str]] = {
         "between the nodes."),
     5: ("SIGTRAP", "Trace/breakpoint trap", "app-fault", True,
         "A trap in native code (a debugger breakpoint, or a runtime's __builtin_trap on a fatal error).", _FIRST),
-    6: ("SIGABRT", "Aborted", "fabric", False,
+    6: ("SIGABRT", "Aborted", "unknown", False,  # alone it names nothing: the watchdog's own line does
         "Aborted in native code: most often ProcessGroupNCCL's (or HCCL's) watchdog taking the process down "
         "after a collective timed out or NCCL failed (`Watchdog caught collective operation timeout`, "
         "`terminate called after throwing an instance of ...` above), else a C++ assertion or an uncaught C++ "

@@ -42,16 +42,16 @@ _ROWS: tuple[tuple[int, str, tuple[str, ...], str, str, tuple[str, ...], bool], 
     (0, "ncclSuccess", ("no error",), "unknown", "Nothing failed.", (), False),
     (1, "ncclUnhandledCudaError", ("unhandled cuda error", "unhandled cuda error (run with NCCL_DEBUG=INFO for "
                                                            "details)"),
-     "driver", _WARN_LINE + "A `Cuda failure N 'text'` there is decoded by the CUDA table; check the driver against "
-     "the CUDA runtime and `nvidia-smi` on that node.", ("versions.gpu_driver", "versions.cuda"), True),
+     "unknown", _WARN_LINE + "A `Cuda failure N 'text'` there is decoded by the CUDA table; check the driver against "
+     "the CUDA runtime and `nvidia-smi` on that node.", ("versions.gpu_driver", "versions.cuda"), False),
     (2, "ncclSystemError", ("unhandled system error", "unhandled system error (run with NCCL_DEBUG=INFO for "
                                                        "details)"),
-     "fabric", _WARN_LINE + "A system or library call failed (a socket, /dev/shm, an ibv_* call, malloc); before "
+     "unknown", _WARN_LINE + "A system or library call failed (a socket, /dev/shm, an ibv_* call, malloc); before "
      "NCCL 2.13 a peer that went away was reported so too.", ("net.reachability", "os.shm", "gpu.fabric.devices"),
-     True),
+     False),
     (3, "ncclInternalError", ("internal error", "internal error - please report this issue to the NCCL developers"),
-     "fabric", _WARN_LINE + "Older NCCL (before 2.12) returned it for socket failures between ranks too; check the "
-     "interfaces and reachability between the nodes.", ("net.interface", "net.reachability"), True),
+     "unknown", _WARN_LINE + "Older NCCL (before 2.12) returned it for socket failures between ranks too; check the "
+     "interfaces and reachability between the nodes.", ("net.interface", "net.reachability"), False),
     (4, "ncclInvalidArgument", ("invalid argument", "invalid argument (run with NCCL_DEBUG=WARN for details)"),
      "launch-args", _WARN_LINE + "An argument of an NCCL call is invalid (a null buffer, a buffer on another GPU, "
      "a bad rank or root).", ("nccl.visible_devices",), True),
