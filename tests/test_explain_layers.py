@@ -319,3 +319,35 @@ def test_a_directory_without_logs_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "notes.json").write_text("{}", encoding="utf-8")
     done = _cli(str(tmp_path))
     assert done.returncode == 2 and b"no log files" in done.stderr
+
+
+def test_round2_generic_codes_claim_nothing_and_let_the_text_speak() -> None:
+    """Issue 38, round 2: an internal error or a bare report of another layer names no cause (a false alarm is as bad
+    as a miss); the words after a CANN inner error still do."""
+    for text in ("RuntimeError: NPU function error: aclrtSynchronizeStreamWithTimeout(s), error code is 507001",
+                 "build op model failed, result = 500001", "Test NCCL failure common.cu:777 'unhandled cuda error'",
+                 "ncclSystemError: System call (e.g. socket, malloc) or external library call failed",
+                 "Aborted (core dumped)"):
+        best = explain_texts({"r.log": text}).best
+        assert best is None or best.signature.category == "unknown", (text, best.signature.id)
+    inner = ("EI9999: Inner Error!\nEI9999: The error from device(chipId:0, dieId:0), serial number is 1, hccl "
+             "fftsplus task timeout occurred during task execution, stream_id:4, sq_id:4, task_id:5, "
+             "stuck notify num:7, timeout=30min(default).")
+    assert explain_texts({"r.log": inner}).best.signature.category == "hccl-timeout"
+
+
+def test_round2_classes() -> None:
+    """The driver older than the runtime in every CUDA wording; a link-local NCCL peer; a host:slots handed to ssh."""
+    for text in ("RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version",
+                 "F1127 hl_cuda_device.cc:565] Check failed: cudaSuccess == cudaStat (0 vs. 35) Cuda Error: CUDA "
+                 "driver version is insufficient for CUDA runtime version",
+                 "CUDA error at bandwidthTest.cu:255 code=35(cudaErrorInsufficientDriver) \"cudaSetDevice(0)\""):
+        assert explain_texts({"r.log": text}).best.signature.category == "driver", text
+    for text, category in (
+            ("node1:9:9 [0] misc/socket.cc:456 NCCL WARN socketStartConnect: Connect to fe80::1%ib0<4321> failed : "
+             "Connection timed out", "wrong-interface"),
+            ("ssh: Could not resolve hostname node7:8: Name or service not known", "hostfile"),
+            ("ssh: Could not resolve hostname node7: Name or service not known", "name-resolution"),
+            ("ValueError: Your assigned backend nccl is not avaliable, please use hccl", "launch-args"),
+            ("ray.exceptions.RayTaskError(OutOfMemoryError): ray::Worker.run()", "oom")):
+        assert explain_texts({"r.log": text}).best.signature.category == category, text

@@ -225,6 +225,14 @@ HOSTS: tuple[Signature, ...] = (
         "Pass --hostfile=FILE (lines `host slots=N`) that exists on the launch node.",
         (), "https://github.com/deepspeedai/DeepSpeedExamples/issues/575", weight=60),
     Signature(
+        "hostfile.slots_in_hostname", "hostfile",
+        (r"ssh: Could not resolve hostname [^\s:]+:\d+:",),
+        "A host-list entry with its slot count (`host:N`, as mpirun / horovodrun -H take it) was handed to ssh "
+        "as a host name: the launcher's host list is in the wrong form, not DNS.",
+        "Give the hosts in the form the launcher expects (`-H 127.0.0.1:1`, or a hostfile of `host slots=N` "
+        "lines), and check `ssh HOST hostname` works for each bare host name.",
+        (), "https://github.com/mit-han-lab/spvnas/issues/30", weight=70),
+    Signature(
         "hostfile.bad_entry", "hostfile",
         (r"Hostfile contains a bad entry",),
         "A hostfile line is not `hostname slots=N`.",

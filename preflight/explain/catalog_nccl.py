@@ -19,6 +19,16 @@ _IB = ("gpu.fabric.devices", "gpu.fabric.ports", "nccl.ib_hca")
 _SHM = ("os.shm",)
 
 NCCL: tuple[Signature, ...] = (
+    # --- a connect to a link-local address (every connect wording of misc/socket.cc, 2.3-2.30) ---------------
+    Signature(
+        "nccl.connect_link_local", "wrong-interface",
+        (r"connect to \[?(?:fe80:|169\.254\.)",),
+        "NCCL connected to another rank's IPv6 link-local (fe80::, scoped to one interface such as a tunnel "
+        "ip6tnl0) or IPv4 link-local (169.254.x.x) address: it picked an interface that does not route between "
+        "the nodes, so the connect times out or is refused whatever the firewall says.",
+        "Set NCCL_SOCKET_IFNAME to the training interface on every node (and NCCL_SOCKET_FAMILY=AF_INET if "
+        "the nodes talk IPv4); the `NET/Socket : Using` INFO line shows the interface NCCL chose.",
+        ("net.interface", "net.reachability"), "https://github.com/NVIDIA/nccl/issues/529", weight=80),
     # --- sockets (misc/socket.cc): the peer went away ----------------------------------------------
     Signature(
         "nccl.socket_closed_by_peer", "fabric",

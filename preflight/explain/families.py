@@ -60,7 +60,7 @@ _PEER_FIX = ("Look at the other ranks' logs for the first error (a crash, an OOM
 FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), cat, root, meaning, fix, comp)
                                      for name, p, cat, root, meaning, fix, comp in (
     ("out of memory", r"out of memory|\bOOM\b|Cannot allocate memory|insufficient (?:device )?memory|"
-     r"memory (?:allocation|alloc) failed|failed to allocate|\bMemoryError\b|oom-kill", "oom", True,
+     r"memory (?:allocation|alloc) failed|failed to allocate|\bMemoryError\b|OutOfMemoryError\b|oom-kill", "oom", True,
      "a device or host ran out of memory", "Free memory on that node (smaller batch, fewer processes on the "
      "device) and check what else holds it.", {"NET/IB": "memlock"}),
     ("too many open files", r"Too many open files|\bEMFILE\b", "open-files", True,

@@ -103,6 +103,12 @@ ACCELERATE_ROWS: tuple[Row, ...] = (
         "Nothing to do, or run `accelerate config` to set them.",
         ("The following values were not passed to `accelerate launch` and had defaults used instead:",),
         root_cause=False, checks=()),
+    Row("backend not available", "launch-args",
+        "accelerate was asked for a process-group backend this device cannot use (NCCL on an Ascend NPU, HCCL on "
+        "a GPU, a backend the torch build lacks) and names the one it would use.",
+        "Pass the backend accelerate names (--ddp_backend hccl on NPUs, nccl on GPUs, gloo on CPUs) or drop the "
+        "option; accelerate < 0.30 printed the message with its placeholders unfilled.",
+        ("Your assigned backend {} is not avaliable, please use {}",), checks=()),
     Row("MPI not found", "launch-args", "The multi-CPU launch needs mpirun / mpiexec, which is not on PATH.",
         "Install Intel MPI, Open MPI or MVAPICH on the node, or put it on PATH.",
         ("mpirun or mpiexec were not found. Ensure that Intel MPI, Open MPI, or MVAPICH are installed.",),
