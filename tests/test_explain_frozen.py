@@ -1,9 +1,14 @@
-"""Issue 38's frozen set: 60 real failure logs no signature and no fixture cites, scored blind.
+"""Issue 38's first frozen set, spent and folded (round 2): what is left of it is a regression over false alarms.
 
-tests/fixtures/explain/frozen/logs.json (see its README) was committed before any signature change of the
-round; the score at that commit is the "before" in docs/explain.md. The floors below are that score: the
-engineers changing the catalog raise them to the acceptance floors (0.90 overall, 0.85 on Ascend) with their
-change. Only the score is printed, never which logs fail: the set stays sealed.
+tests/fixtures/explain/frozen/logs.json held 60 real failure logs scored blind in round 1 (30 of 60 before, 42 after;
+docs/explain.md "Frozen set (issue 38)"). Round 2 read it: the 48 logs ``explain`` now names right (every category
+but ``unknown``) moved into ``corpus.json``, where ``test_explain_coverage.py`` requires each to stay right. The 12
+left here are the ones the corpus cannot hold: 9 labelled ``unknown`` (an application or installation failure, none
+of the categories) and 3 whose only evidence is NCCL's bare ``unhandled cuda error`` / ``unhandled system error``
+(version-mismatch twice, a firewall once in their threads; nothing in the log names it). On all 12 the right
+behaviour is not to claim a cluster fault: nothing, or ``app-fault`` (the job's own device code, a category round 1
+added after these labels were written) for the device-side asserts and the aicore timeout of a software
+regression. ``thread_keys`` stays: the dev sets' disjointness was checked with it.
 """
 
 from __future__ import annotations
@@ -18,11 +23,9 @@ from preflight.explain.matcher import explain_texts
 FIXTURES = Path(__file__).parent / "fixtures" / "explain"
 FROZEN_DIR = FIXTURES / "frozen"
 FROZEN: list[dict[str, object]] = json.loads((FROZEN_DIR / "logs.json").read_text(encoding="utf-8"))
-
-# 30 of 60 and 6 of 20 at the commit that froze the set (issue 38, before); 42 and 14 after the round (spent:
-# docs/explain.md "Frozen set (issue 38)"): the floors hold the after score.
-FLOOR_ALL = 0.70
-FLOOR_ASCEND = 0.70
+CORPUS: list[dict[str, str]] = json.loads((FIXTURES / "corpus.json").read_text(encoding="utf-8"))
+FOLDED = 48  # of the 60: moved into corpus.json in round 2 (explained right there)
+NOT_A_CLUSTER_FAULT = {"unknown", "app-fault"}
 
 _URL = re.compile(r"github\.com/([\w.-]+)/([\w.-]+)/(?:issues|pull|discussions)/(\d+)", re.IGNORECASE)
 _SHORT = re.compile(r"\b([A-Za-z0-9][\w.-]*)/([\w.-]+)#(\d+)")
@@ -50,34 +53,35 @@ def _cited() -> set[str]:
     return cited
 
 
-def _right(log: dict[str, object]) -> bool:
-    """The best match's category is the expected one; for ``unknown``, nothing matched at all."""
-    best = explain_texts({"log.txt": str(log["excerpt"])}).best
-    return (best.signature.category if best else "unknown") == log["category"]
+def answer(text: str) -> str:
+    """The best match's category, ``unknown`` when nothing (or only a generic code) matched.
+
+    >>> answer("KeyError: 'train'"), answer("Test NCCL failure common.cu:777 'unhandled cuda error'")
+    ('unknown', 'unknown')
+    """
+    best = explain_texts({"log.txt": text}).best
+    return best.signature.category if best else "unknown"
 
 
-def test_frozen_logs_are_real_and_labelled() -> None:
-    assert len(FROZEN) >= 60 and sum(bool(log["ascend"]) for log in FROZEN) >= 20
+def test_left_logs_are_real_and_labelled() -> None:
+    assert len(FROZEN) == 60 - FOLDED
     for log in FROZEN:
         assert set(log) == {"source", "category", "ascend", "why", "excerpt"}, log["source"]
         assert str(log["source"]).startswith("https://github.com/"), log["source"]
         assert log["category"] in CATEGORIES, log["source"]
-        assert str(log["why"]).strip() and str(log["excerpt"]).strip(), log["source"]
     keys = [thread_keys(str(log["source"])) for log in FROZEN]
-    assert all(len(k) == 1 for k in keys)
-    assert len(set().union(*keys)) == len(FROZEN), "one excerpt per thread"
+    assert all(len(k) == 1 for k in keys) and len(set().union(*keys)) == len(FROZEN), "one excerpt per thread"
 
 
-def test_frozen_sources_are_disjoint_from_signatures_and_fixtures() -> None:
-    frozen = set().union(*(thread_keys(str(log["source"])) for log in FROZEN))
-    assert not frozen & _cited(), "a frozen thread is cited by a signature or another fixture"
+def test_left_logs_are_cited_nowhere_else() -> None:
+    """The folded 48 live in corpus.json now; the 12 left are in no other fixture and no signature's source."""
+    left = set().union(*(thread_keys(str(log["source"])) for log in FROZEN))
+    assert not left & _cited()
+    assert len({log["source"] for log in CORPUS}) == len(CORPUS)
 
 
-def test_frozen_score_is_at_least_the_floor() -> None:
-    right = [_right(log) for log in FROZEN]
-    ascend = [ok for ok, log in zip(right, FROZEN, strict=True) if log["ascend"]]
-    overall, on_ascend = sum(right) / len(right), sum(ascend) / len(ascend)
-    print(f"frozen set: {sum(right)} of {len(right)} ({overall:.1%}) right first; "
-          f"Ascend {sum(ascend)} of {len(ascend)} ({on_ascend:.1%})")
-    assert overall >= FLOOR_ALL, f"frozen set {overall:.1%} < {FLOOR_ALL:.0%}"
-    assert on_ascend >= FLOOR_ASCEND, f"frozen set on Ascend {on_ascend:.1%} < {FLOOR_ASCEND:.0%}"
+def test_no_cluster_fault_is_claimed_for_the_left_logs() -> None:
+    """A false alarm is as bad as a miss: none of the 12 may be blamed on the cluster."""
+    claimed = [(log["source"], got) for log in FROZEN if (got := answer(str(log["excerpt"]))) not in
+               NOT_A_CLUSTER_FAULT]
+    assert not claimed, claimed

@@ -333,7 +333,7 @@ def test_round2_generic_codes_claim_nothing_and_let_the_text_speak() -> None:
     inner = ("EI9999: Inner Error!\nEI9999: The error from device(chipId:0, dieId:0), serial number is 1, hccl "
              "fftsplus task timeout occurred during task execution, stream_id:4, sq_id:4, task_id:5, "
              "stuck notify num:7, timeout=30min(default).")
-    assert explain_texts({"r.log": inner}).best.signature.category == "hccl-timeout"
+    assert _category(inner) == "hccl-timeout"
 
 
 def test_round2_classes() -> None:
@@ -342,7 +342,7 @@ def test_round2_classes() -> None:
                  "F1127 hl_cuda_device.cc:565] Check failed: cudaSuccess == cudaStat (0 vs. 35) Cuda Error: CUDA "
                  "driver version is insufficient for CUDA runtime version",
                  "CUDA error at bandwidthTest.cu:255 code=35(cudaErrorInsufficientDriver) \"cudaSetDevice(0)\""):
-        assert explain_texts({"r.log": text}).best.signature.category == "driver", text
+        assert _category(text) == "driver", text
     for text, category in (
             ("node1:9:9 [0] misc/socket.cc:456 NCCL WARN socketStartConnect: Connect to fe80::1%ib0<4321> failed : "
              "Connection timed out", "wrong-interface"),
@@ -350,4 +350,9 @@ def test_round2_classes() -> None:
             ("ssh: Could not resolve hostname node7: Name or service not known", "name-resolution"),
             ("ValueError: Your assigned backend nccl is not avaliable, please use hccl", "launch-args"),
             ("ray.exceptions.RayTaskError(OutOfMemoryError): ray::Worker.run()", "oom")):
-        assert explain_texts({"r.log": text}).best.signature.category == category, text
+        assert _category(text) == category, text
+
+
+def _category(text: str) -> str:
+    best = explain_texts({"r.log": text}).best
+    return best.signature.category if best else "unknown"

@@ -135,13 +135,13 @@ ASCEND: tuple[Signature, ...] = (
         "hccl.device_task_timeout", "hccl-timeout",
         (r"hccl (?:fftsplus )?task timeout occurred during task execution", r"stuck notify wait context"),
         "A collective task on the device waited past the HCCL execution timeout (HCCL_EXEC_TIMEOUT, 30 min by "
-        "default) with notifies stuck: the runtime's device-error report under EI9999 (the EI0002 case told by "
-        "the device): a peer rank failed or exited earlier, is far behind, or runs another collective sequence.",
+        "default) with notifies stuck: the runtime's device-error report under EI9999 (hicann/runtime "
+        "src/runtime/feature/src/device/device_error_proc.cc; the EI0002 case told by the device): a peer rank "
+        "failed or exited earlier, is far behind, or runs another collective sequence.",
         "Find the rank that failed first (its own error comes before the timeout); if all ranks only wait on a "
         "slow one raise HCCL_EXEC_TIMEOUT; check device links and that every rank calls the same collectives.",
         ("npu.processes", "hccn.link", "hccn.reachability"),
-        "https://github.com/hicann/runtime/blob/3b80e3e5142dee633bc3a00708ba4ffc9b295c94/"
-        "src/runtime/feature/src/device/device_error_proc.cc", weight=34),
+        "https://github.com/Ascend/pytorch/issues/54", weight=34),
     Signature(
         "hccl.error_code_para", "launch-args",
         (r"HCCL function error: .*, error code is (?P<code>\d+)\b",),
