@@ -126,6 +126,11 @@ def test_a_read_only_proc_sys_prints_the_container_remedy() -> None:
     decision = state.apply_decisions([somaxconn()], now)[0]
     assert decision.action == "container"
     assert "docker run --sysctl net.core.somaxconn=4096" in decision.note
+    one = somaxconn()  # two changes to one file: the second builds on the first, which was not written
+    both = state.Inspection(files={CONF: None}, values={"net.core.somaxconn": ("128", False),
+                                                        "net.ipv4.tcp_max_syn_backlog": ("128", False)})
+    assert [d.action for d in state.apply_decisions([one, backlog(one.files[0].after)], both)] == ["container",
+                                                                                                   "container"]
 
 
 def test_a_firewall_change_whose_rules_are_there_is_already_applied() -> None:

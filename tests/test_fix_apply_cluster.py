@@ -330,3 +330,24 @@ def test_a_change_that_breaks_ssh_is_rolled_back(broken: NetnsCluster, tmp_path:
     assert {(e.state, e.undo.by, e.undo.state) for e in on_host.entries if e.undo} == {("done", "rollback",
                                                                                         "undone")}
     assert len(on_host.entries) == sum(1 for e in on_host.entries if e.undo)
+
+
+def test_a_read_only_proc_sys_gets_the_containers_remedy_and_nothing_half_done(broken: NetnsCluster,
+                                                                                tmp_path: Path) -> None:
+    """node3's /proc/sys read-only, as runc mounts it in a container: its sysctls are not set and its file is not
+    written; the remedy printed is the container's; the other hosts are fixed."""
+    cluster = broken
+    hosts = hosts_yaml(cluster, tmp_path)
+    before3 = snapshot(cluster)["node3"]
+    cluster.read_only_proc_sys("node3")
+    try:
+        done = fix(tmp_path, hosts, "--apply", "--yes")
+    finally:
+        cluster.unhide_binary("node3", "/proc/sys")
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    assert "node3: container" in out and "is read-only here (a container?)" in out, out
+    assert "docker run --sysctl" in out or "securityContext" in out, out
+    assert snapshot(cluster)["node3"] == before3, "node3 is as it was: nothing half done"
+    assert "node1: applied" in out and "node2: applied" in out
+    assert value(cluster, "node2", "net.core.somaxconn") != "64"

@@ -256,6 +256,17 @@ def apply_decisions(changes: Sequence[Change], now: Inspection, run: str = "") -
             action, note = device_ip.decide(change, now.device_ips.get((ip.tool, ip.device), "not read"), now.held)
             decisions.append(Decision(action, note=note))
             continue
+        stuck = [(k, v) for k, v in change.expect
+                 if not now.values.get(k, (None, True))[1] and not same_value(now.values.get(k, (None, False))[0], v)]
+        if stuck:  # before the files: a later change's edit builds on this one's, as planned
+            remedies = [container_sysctl_remedy(now.container or {"engine": "a container"}, key, value,
+                                                f"sysctl -w {key}={value}") for key, value in stuck]
+            note = (f"{', '.join(proc_path(k) for k, _ in stuck)} is read-only here (a container?): nothing was "
+                    "changed; " + " | ".join(remedies))
+            decisions.append(Decision("container", note=note))
+            for edit in change.files:
+                virtual[edit.path] = sha(edit.after)
+            continue
         write: list[int] = []
         conflicts: list[str] = []
         for number, edit in enumerate(change.files):
@@ -276,15 +287,6 @@ def apply_decisions(changes: Sequence[Change], now: Inspection, run: str = "") -
         if not write and ((change.expect and in_force) or (not change.expect and rules is True)
                           or (not change.expect and not change.commands and change.files)):
             decisions.append(Decision("already"))
-            continue
-        stuck = [(k, v) for k, v in change.expect
-                 if not now.values.get(k, (None, True))[1] and not same_value(now.values.get(k, (None, False))[0], v)]
-        if stuck:
-            remedies = [container_sysctl_remedy(now.container or {"engine": "a container"}, key, value,
-                                                f"sysctl -w {key}={value}") for key, value in stuck]
-            note = (f"{', '.join(proc_path(k) for k, _ in stuck)} is read-only here (a container?): nothing was "
-                    "changed; " + " | ".join(remedies))
-            decisions.append(Decision("container", note=note))
             continue
         for number in write:  # an edit skipped as already made (or made by a later one) leaves the file as it is
             virtual[change.files[number].path] = sha(change.files[number].after)
