@@ -18,7 +18,7 @@ import typer
 from preflight import __version__, crash, delivery, exit_codes, recorder
 from preflight import app as application
 from preflight.checks import all_checks
-from preflight.cli_options import PythonOption, SetupOption, split_items
+from preflight.cli_options import HistoryOption, NoHistoryOption, PythonOption, SetupOption, split_items
 from preflight.commands import register_all
 from preflight.model import Report, Status
 from preflight.process_exit import exit_now
@@ -104,6 +104,8 @@ def run(
     python: PythonOption = None,
     setup: SetupOption = None,
     bisect: BisectOption = False,
+    history: HistoryOption = None,
+    no_history: NoHistoryOption = False,
 ) -> None:
     """Check every host of the cluster (or this machine) and report."""
     try:
@@ -124,6 +126,9 @@ def run(
                                      interpreter=application.Interpreter(python, setup or [], os.environ),
                                      params=BISECT if bisect else {})
     report = run_and_show(request, json_out, report_dir, record)
+    from preflight.app import history as history_app  # after the verdict, never changing it (docs/history.md)
+
+    history_app.record(report.redacted(), "run", history_app.where(history, no_history))
     raise typer.Exit(exit_codes.for_report(report))
 
 

@@ -3,6 +3,7 @@ interpreter the same way: ``preflight.interpreter``), and how a repeatable list 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -22,3 +23,12 @@ def split_items(values: list[str] | None) -> list[str]:
     (['sysctl', 'net', 'os'], [], [])
     """
     return [item.strip() for value in values or [] for item in value.split(",") if item.strip()]
+
+
+# History (docs/history.md): `run`, `node` and `judge` append their verdict to a local store after deciding it.
+HistoryOption = Annotated[Path | None, typer.Option(
+    "--history", help="the history store to append this verdict to (SQLite; default $PREFLIGHT_HISTORY, else "
+    "$XDG_STATE_HOME/preflight/history.sqlite); a store that cannot be written is a warning, never another "
+    "exit code")]
+NoHistoryOption = Annotated[bool, typer.Option(
+    "--no-history", envvar="PREFLIGHT_NO_HISTORY", help="record nothing in the history store")]

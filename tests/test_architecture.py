@@ -315,7 +315,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the report model and what is derived from it alone: exit codes, redaction, comparison, the drain limit,
     # writing its files
     ("model", ("preflight.model", "preflight.exit_codes", "preflight.redact", "preflight.compare",
-               "preflight.drain", "preflight.delivery")),
+               "preflight.drain", "preflight.delivery", "preflight.history")),
     ("base", ("preflight", "preflight.process_exit")),
 )
 RENDERERS_READ = ("renderers", "model", "base")  # the layers a renderer may import

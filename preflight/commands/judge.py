@@ -19,7 +19,7 @@ import typer
 
 from preflight import exit_codes
 from preflight.app import UsageError, save
-from preflight.cli_options import split_items
+from preflight.cli_options import HistoryOption, NoHistoryOption, split_items
 from preflight.facts_current import DEFAULT_MAX_AGE
 from preflight.render import console
 from preflight.render.outputs import ReportOutputs
@@ -52,6 +52,8 @@ def register(app: typer.Typer) -> None:
                                                    "carry; another run's file is an error, not judged")] = None,
         max_age: Annotated[str, typer.Option(help="a file gathered longer ago is an error, not judged (seconds, "
                                              "or 30m, 2h, 1d; 0: no bound)")] = DEFAULT_MAX_AGE,
+        history: HistoryOption = None,
+        no_history: NoHistoryOption = False,
     ) -> None:
         """Judge facts files of many nodes together, as `run` would (active checks and os.clock: not run).
 
@@ -76,4 +78,7 @@ def register(app: typer.Typer) -> None:
         not_run = [f.check for f in report.findings if f.observed == judge_app.NOT_RUN]
         if not_run and not json_out:
             sys.stdout.write(f"not run (they need `preflight run`'s controller): {', '.join(not_run)}\n")
+        from preflight.app import history as history_app  # after the verdict, never changing it
+
+        history_app.record(report, "judge", history_app.where(history, no_history))
         raise typer.Exit(exit_codes.for_report(report))

@@ -29,7 +29,7 @@ import typer
 from preflight import exit_codes
 from preflight.app import Interpreter, UsageError, node_name
 from preflight.app import node as node_app
-from preflight.cli_options import PythonOption, SetupOption, split_items
+from preflight.cli_options import HistoryOption, NoHistoryOption, PythonOption, SetupOption, split_items
 from preflight.model import RedactedReport, Status
 from preflight.render import json_report
 
@@ -83,6 +83,16 @@ def write_facts(target: str, timeout: float, hosts: str | None, name: str | None
     raise typer.Exit(exit_codes.OK)
 
 
+def record_history(report: RedactedReport, path: Path | None, off: bool, left: float) -> None:
+    """The verdict, already printed, appended to the history store within what is left of ``--timeout`` (the
+    lock wait bounded by it); a store that cannot take it is a warning, the exit code stays the verdict's."""
+    from preflight.app import history as history_app  # sqlite3: imported only once a verdict is to be recorded
+
+    target = history_app.where(path, off)
+    if target is not None:
+        history_app.record(report, "node", target, busy_s=min(history_app.DEFAULT_BUSY_S, left - 0.2))
+
+
 def register(app: typer.Typer) -> None:
     """Add ``preflight node`` to the CLI."""
 
@@ -124,6 +134,8 @@ def register(app: typer.Typer) -> None:
         run_id: Annotated[str | None, typer.Option(envvar="PREFLIGHT_RUN_ID", help="with --facts: the run these "
                                                    "facts are for, written into the file (`judge --run-id` takes "
                                                    "only that run's files)")] = None,
+        history: HistoryOption = None,
+        no_history: NoHistoryOption = False,
     ) -> None:
         """Check this machine alone (no SSH): one-line verdict; exit 0 ok, 1 fail, 4 could not tell, 2 usage.
 
@@ -155,4 +167,5 @@ def register(app: typer.Typer) -> None:
                 node_app.save(report, Path(report_dir) if report_dir else None,
                               Path(prometheus) if prometheus else None)
                 _say(sys.stdout, json_report.dumps(report) if json_out else verdict_line(report, host) + "\n")
+                record_history(report, history, no_history, deadline.left())
         raise typer.Exit(exit_codes.for_report(report))

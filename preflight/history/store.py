@@ -1,0 +1,206 @@
+"""The history store: SQLite from the standard library, one row per host x finding x run (docs/history.md).
+
+Where: ``--history PATH``, else ``$PREFLIGHT_HISTORY``, else ``$XDG_STATE_HOME/preflight/history.sqlite``
+(``~/.local/state/preflight/history.sqlite``). The schema is versioned (``meta.schema_version``): an older store
+is migrated in place, a newer one is refused (:class:`HistoryError`), never rewritten. Writers open the store in
+WAL mode with a busy timeout, and write one run in one short transaction: many prolog processes at once wait
+their turn for milliseconds and lose no row.
+
+>>> import tempfile
+>>> from preflight.model import Finding, Report, Status
+>>> report = Report([], [Finding("sysctl.somaxconn", "n1", Status.FAIL, "low", observed="64")], [],
+...                 "2026-11-27T04:00:00+00:00", 0.1).redacted()
+>>> path = Path(tempfile.mkdtemp()) / "history.sqlite"
+>>> run_id = record(path, report, "node", now=1_800_000_000.0)
+>>> [(r.host, r.finding, r.status, r.observed) for r in load(path)]
+[('n1', 'sysctl.somaxconn', 'fail', '64')]
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from preflight.model import RedactedReport
+
+SCHEMA_VERSION = 1
+# MIGRATIONS[i] brings a store from schema version i to i + 1 (0: a new, empty file).
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, time TEXT NOT NULL, at REAL NOT NULL,"
+        " command TEXT NOT NULL, verdict TEXT NOT NULL, exit_code INTEGER NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS findings (run_id TEXT NOT NULL REFERENCES runs(run_id), time TEXT NOT NULL,"
+        " at REAL NOT NULL, command TEXT NOT NULL, host TEXT, finding TEXT NOT NULL, status TEXT NOT NULL,"
+        " observed TEXT)",
+        "CREATE INDEX IF NOT EXISTS findings_host_at ON findings (host, at)",
+        "CREATE INDEX IF NOT EXISTS runs_at ON runs (at)",
+    ),
+)
+DEFAULT_BUSY_S = 5.0  # run and judge: how long a writer waits for another's lock (node: within --timeout)
+
+
+class HistoryError(Exception):
+    """The store cannot be used: corrupt, newer than this preflight, locked too long, read-only, full."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One finding of one host in one run, as stored."""
+
+    run_id: str
+    at: float  # seconds since the epoch (UTC)
+    command: str
+    host: str | None  # None: a finding about the cluster
+    finding: str
+    status: str
+    observed: str | None
+
+
+@dataclass(frozen=True)
+class Run:
+    """One recorded run."""
+
+    run_id: str
+    at: float
+    command: str
+    verdict: str
+    exit_code: int
+
+
+def default_path(environ: Mapping[str, str]) -> Path:
+    """The store when no ``--history`` names one: ``$PREFLIGHT_HISTORY``, else the XDG state directory.
+
+    >>> str(default_path({"XDG_STATE_HOME": "/var/state"}))
+    '/var/state/preflight/history.sqlite'
+    >>> str(default_path({"PREFLIGHT_HISTORY": "/x/h.sqlite", "XDG_STATE_HOME": "/var/state"}))
+    '/x/h.sqlite'
+    """
+    if environ.get("PREFLIGHT_HISTORY"):
+        return Path(environ["PREFLIGHT_HISTORY"])
+    state = environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(state) / "preflight" / "history.sqlite"
+
+
+@contextmanager
+def _connect(path: Path, busy_s: float, write: bool) -> Iterator[sqlite3.Connection]:
+    """A connection to the store, every SQLite or OS error turned into :class:`HistoryError`."""
+    try:
+        if write:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        elif not path.exists():
+            raise HistoryError(f"no history store at {path}")
+        uri = f"{path.resolve().as_uri()}?mode={'rwc' if write else 'ro'}"
+        with closing(sqlite3.connect(uri, uri=True, timeout=busy_s, isolation_level=None)) as conn:
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_s * 1000)}")
+            yield conn
+    except (sqlite3.Error, OSError) as exc:
+        raise HistoryError(f"history store {path}: {exc}") from None
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The store's schema version (0: no schema yet)."""
+    has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+    if not has_meta:
+        return 0
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+    """Bring the store to :data:`SCHEMA_VERSION` inside the caller's write transaction; refuse a newer one."""
+    version = schema_version(conn)
+    if version > SCHEMA_VERSION:
+        raise HistoryError(f"history store {path}: schema version {version} is newer than this preflight's "
+                           f"({SCHEMA_VERSION}); not written (use a newer preflight or another --history)")
+    for step in MIGRATIONS[version:]:
+        for statement in step:
+            conn.execute(statement)
+    if version < SCHEMA_VERSION:
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+
+def _iso(at: float) -> str:
+    return datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="seconds")
+
+
+def record(path: Path, report: RedactedReport, command: str, busy_s: float = DEFAULT_BUSY_S,
+           now: float | None = None, run_id: str | None = None) -> str:
+    """Append ``report`` (already judged, redacted) to the store at ``path``: one runs row and one findings row
+    per finding, in one transaction. The run id; :class:`HistoryError` when the store cannot take it."""
+    import time
+
+    at = time.time() if now is None else now
+    run_id = run_id or uuid.uuid4().hex
+    stamp = _iso(at)
+    verdict = report.verdict()
+    rows = [(run_id, stamp, at, command, f.host, f.check, f.status.value, f.observed) for f in report.findings]
+    with _connect(path, busy_s, write=True) as conn:
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if str(mode).lower() != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")  # persistent: set once per store, by its first writer
+        conn.execute("PRAGMA synchronous = NORMAL")  # WAL: durable across a crash of the process, fsync at checkpoint
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            _migrate(conn, path)
+            conn.execute("INSERT INTO runs (run_id, time, at, command, verdict, exit_code) VALUES (?, ?, ?, ?, ?, ?)",
+                         (run_id, stamp, at, command, verdict.value, verdict.exit_code))
+            conn.executemany("INSERT INTO findings (run_id, time, at, command, host, finding, status, observed)"
+                             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    return run_id
+
+
+def _checked(conn: sqlite3.Connection, path: Path) -> None:
+    version = schema_version(conn)
+    if version != SCHEMA_VERSION:
+        raise HistoryError(f"history store {path}: schema version {version}, this preflight reads "
+                           f"{SCHEMA_VERSION}" + (" (write to it once to migrate it)" if version < SCHEMA_VERSION
+                                                  else ""))
+
+
+def load(path: Path, hosts: Sequence[str] = (), since: float | None = None) -> list[Row]:
+    """The stored rows of ``hosts`` (every host when empty) from ``since`` on, oldest first."""
+    where, args = _filter(hosts, since)
+    with _connect(path, DEFAULT_BUSY_S, write=False) as conn:
+        _checked(conn, path)
+        found = conn.execute("SELECT run_id, at, command, host, finding, status, observed FROM findings"
+                             f"{where} ORDER BY at, rowid", args).fetchall()
+    return [Row(str(r[0]), float(r[1]), str(r[2]), r[3], str(r[4]), str(r[5]), r[6]) for r in found]
+
+
+def runs(path: Path, since: float | None = None) -> list[Run]:
+    """The recorded runs from ``since`` on, oldest first."""
+    where, args = _filter((), since)
+    with _connect(path, DEFAULT_BUSY_S, write=False) as conn:
+        _checked(conn, path)
+        found = conn.execute(f"SELECT run_id, at, command, verdict, exit_code FROM runs{where} ORDER BY at",
+                             args).fetchall()
+    return [Run(str(r[0]), float(r[1]), str(r[2]), str(r[3]), int(r[4])) for r in found]
+
+
+def _filter(hosts: Sequence[str], since: float | None) -> tuple[str, list[object]]:
+    """A WHERE clause (parameters, never pasted values) for hosts and a start time.
+
+    >>> _filter(["n1", "n2"], 5.0)
+    (' WHERE host IN (?, ?) AND at >= ?', ['n1', 'n2', 5.0])
+    """
+    clauses: list[str] = []
+    args: list[object] = []
+    if hosts:
+        clauses.append(f"host IN ({', '.join('?' for _ in hosts)})")
+        args.extend(hosts)
+    if since is not None:
+        clauses.append("at >= ?")
+        args.append(since)
+    return (" WHERE " + " AND ".join(clauses) if clauses else "", args)
