@@ -161,3 +161,30 @@ def test_flapping_threshold_and_lemon_order() -> None:
     assert [h["host"] for h in data["hosts"]] == ["n1", "n2"]
     assert [f["changes"] for f in data["hosts"][0]["flapping"]] == [2]
     assert summarize(rows, now=5.0)["hosts"][0]["flapping"] == []
+
+
+def test_a_store_locked_too_long_is_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    store.record(path, report(), "run")
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")  # another writer that never lets go
+        said: list[str] = []
+        history_app.record(report(), "node", path, busy_s=0.2, warn=said.append)
+        assert len(said) == 1 and "locked" in said[0], said
+    finally:
+        holder.close()
+    assert len(store.runs(path)) == 1
+
+
+def test_judge_records_its_verdict(tmp_path: Path) -> None:
+    facts = tmp_path / "n1.json"
+    assert preflight("node", "--facts", facts, "--checks", "sysctl").returncode == 0
+    path = tmp_path / "h.sqlite"
+    judged = preflight("judge", facts, "--checks", "sysctl", "--report-dir", tmp_path / "r", "--history", path)
+    assert judged.returncode in (0, 1, 4) and "history not recorded" not in judged.stderr, judged.stderr
+    [run] = store.runs(path)
+    assert run.command == "judge" and run.exit_code == judged.returncode
+    assert preflight("judge", facts, "--checks", "sysctl", "--report-dir", tmp_path / "r2", "--history", path,
+                     "--no-history").returncode == judged.returncode
+    assert len(store.runs(path)) == 1
