@@ -1,7 +1,9 @@
 """Known failure signatures, part three: Ascend HCCL / CANN error codes (EI0001-EI0014), torch_npu's
 ``HCCL function error: ..., error code is N``, and the CANN runtime / aclnn / torch_npu / MindSpore messages that
 say the cause in words (ASCEND_RT_VISIBLE_DEVICES rejected, the driver's HAL library missing, no kernel config
-for the SoC, an uncapturable operator in an NPU graph, MindSpore's parallel environment missing). See ``catalog``.
+for the SoC, an uncapturable operator in an NPU graph, MindSpore's parallel environment missing; round 3: MindSpore's
+allocator over the device's memory, npu-smi unable to initialise DCMI, torch_npu lacking an API its caller expects).
+See ``catalog``.
 
 Each entry's sample is printed text from a public issue or from the vendors' troubleshooting guides
 (hicann/hccl, mindspore-ai/docs); tests/fixtures/explain/excerpts.json keeps it.
@@ -54,6 +56,15 @@ WORDING_SOURCES: dict[str, str] = {
     "mindspore.parallel_env_missing": "https://github.com/mindspore-ai/mindspore/blob/"
                                       "a75716fe6650adef3a82038c9ead676eb04d4f46/mindspore/python/mindspore/"
                                       "communication/management.py",
+    # round 3: DynamicMemPoolBestFit::AddMemBlockAndMemBufByEagerFree's used-max check (both wordings, with and
+    # without TotalUsedByEventMemStatistics)
+    "mindspore.device_memory_exceeded": "https://github.com/mindspore-ai/mindspore/blob/"
+                                        "fcb5c0ac5e4bd17260163154aad0fb0a9fa45df0/mindspore/ccsrc/backend/common/mem_reuse/mem_dynamic_allocator.cc",
+    # npu-smi's DCMI init (the driver's management library); Ascend's MindX DL FAQ: -8005 after a driver/firmware
+    # upgrade without a reboot, or the device not reachable from the container
+    "npu_smi.dcmi_init_failed": "https://github.com/vllm-project/vllm-ascend/issues/2698",
+    # Python's AttributeError for a module attribute, on torch_npu or one of its submodules (torchair...)
+    "torch_npu.missing_attribute": "https://github.com/Ascend/pytorch/issues/23",
 }
 _MINDSPORE_DOC = ("https://github.com/mindspore-ai/docs/blob/c846dddffa32fc04ccf7281e2b42dce111979d30/"
                   "tutorials/source_zh_cn/debug/error_analysis/cann_error_cases.md")
@@ -204,4 +215,34 @@ ASCEND: tuple[Signature, ...] = (
         "Launch with msrun (it sets them) or export RANK_ID, RANK_SIZE, DEVICE_ID and RANK_TABLE_FILE for every "
         "process; a single-device run must not call init().",
         ("hccl.env", "hccn.rank_table"), "https://github.com/mindspore-lab/mindocr/issues/101", weight=78),
+    # --- round 3 (issue 38): classes the spent frozen2 set showed, in the vendors' wordings ----------------------
+    Signature(
+        "mindspore.device_memory_exceeded", "oom",
+        (r"plus alloc size : \d+ is more than total mem size : \d+",),
+        "MindSpore's device memory pool (mem_dynamic_allocator.cc, AddMemBlockAndMemBufByEagerFree) cannot "
+        "serve an allocation: the memory in use plus the request exceeds the NPU's (or GPU's) total: the model, "
+        "batch or sequence is too large for the device, or another process holds part of it.",
+        "Smaller batch or sequence, recompute / parallelism to split the model, or a larger device; free the "
+        "NPU (`npu-smi info`); MindSpore's max_device_memory bounds the pool.",
+        ("npu.processes",), "https://github.com/candle-org/MindAct/issues/1761", weight=84),
+    Signature(
+        "npu_smi.dcmi_init_failed", "driver",
+        (r"dcmi module initialize failed",),
+        "npu-smi (and everything that uses the driver's DCMI management library) cannot initialise it: the NPU "
+        "driver is not loaded or does not match its firmware (-8005 after an upgrade without a reboot), or in a "
+        "container the davinci / davinci_manager / devmm_svm / hisi_hdc devices are not mounted or are held by "
+        "another container.",
+        "Check `npu-smi info` on the host, reboot after a driver/firmware upgrade, and start the container with the "
+        "NPU device files (or --privileged) and the driver directory mounted.",
+        ("npu.health", "npu.env", "versions.npu_driver"), "https://github.com/vllm-project/vllm-ascend/issues/2698",
+        weight=86),
+    Signature(
+        "torch_npu.missing_attribute", "version-mismatch",
+        (r"module 'torch_npu(?:\.\w+)*' has no attribute '\w+'",),
+        "The installed torch_npu (or its submodule, e.g. torchair) lacks an API the calling package expects "
+        "(an npu_* operator, an internal _npu_* function, get_npu_backend): torch_npu, torch, CANN and the "
+        "package calling it (vllm-ascend, MindIE, diffusers ports) are not of matching versions.",
+        "Install the torch_npu release the calling package names for this torch and CANN (its install guide's "
+        "version table); torch and torch_npu must be of the same minor version.",
+        ("versions.torch_npu_compat", "versions.cann"), "https://github.com/Ascend/pytorch/issues/23", weight=78),
 )

@@ -128,7 +128,8 @@ CUDA: tuple[Signature, ...] = (
         _DRIVER, "https://github.com/mattshma/bigdata/issues/133", weight=90),
     Signature(
         "nvrm.fallen_off_bus", "driver",
-        (r"NVRM: Xid \([^)]*\): 79, GPU has fallen off the bus", r"NVRM: fallen off the bus"),
+        (r"NVRM: Xid \([^)]*\): 79, GPU has fallen off the bus", r"NVRM: fallen off the bus",
+         r"\bGPU (?:at \S+ )?has fallen off (?:of )?the bus"),  # Xid 79's text as nvidia-smi / users quote it
         "The GPU stopped answering on PCIe (Xid 79): overheating, power, a riser/slot fault or firmware; the "
         "driver cannot use it until a reset.",
         "Drain the node, check temperatures, power and `dmesg`, reseat or replace the GPU, update the BIOS.",

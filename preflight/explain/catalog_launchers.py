@@ -1,8 +1,10 @@
 """Known failure signatures, part six: what launchers and the collective libraries under them print when a job
 is started wrongly (torch.distributed.launch / torchrun arguments, init_process_group never called, a torch
 build without NCCL), when a launcher cannot start its processes (DeepSpeed without GPUs, Open MPI's mpirun
-daemons and slots, accelerate on RTX 4000 cards) and gloo's own failures (a size mismatch between ranks, an
-operation timeout). Patterns are the text those tools print. See ``catalog``.
+daemons and slots, horovodrun's slots, accelerate on RTX 4000 cards), gloo's own failures (a size mismatch between
+ranks, an operation timeout) and vLLM's startup checks (round 3 of issue 38: the device memory it may take, the
+devices it can see, the parallel sizes the model's dimensions allow - the same text on GPUs and, through
+vllm-ascend, on NPUs). Patterns are the text those tools print. See ``catalog``.
 
 >>> from preflight.explain.matcher import explain_texts
 >>> r = explain_texts({"r.log": "ORTE was unable to reliably start one or more daemons."})
@@ -86,10 +88,47 @@ LAUNCHERS: tuple[Signature, ...] = (
         root_cause=False),  # mpirun's summary of the ssh / orted failure printed before it
     Signature(
         "mpirun.not_enough_slots", "hostfile",
-        (r"There are not enough slots available in the system to satisfy the \d+",),
+        (r"There are not enough slots available in the system to satisfy the \d+",
+         # horovodrun's own check (horovod/runner/common/util/hosts.py, get_host_assignments)
+         r"Process number should not be larger than total available slots"),
         "mpirun (or horovodrun) was asked for more processes than the slots its hosts offer: the hostfile's "
         "`slots=N` / `-H host:N` sum is below -np (a bare host counts 1 slot, or the number of cores).",
         "Give every host its slot count (`host slots=8` in the hostfile, `-H host1:8,host2:8`) so the sum "
         "matches -np.",
         (), "https://github.com/horovod/horovod/issues/978", weight=66),
+    # --- vLLM's startup checks (round 3): vllm/v1/worker/gpu_worker.py and vllm-ascend's worker ("Free memory on
+    # device"), vllm/v1/core/kv_cache_utils.py ("No available memory for the cache blocks"),
+    # vllm/v1/executor/multiproc_executor.py (local_world_size), vllm/distributed/utils.py ensure_divisibility
+    # (also Megatron's) and vllm/config verify_with_parallel_config (heads / tensor parallel size) ----------------
+    Signature(
+        "vllm.device_memory_short", "oom",
+        (r"Free memory on device (?:\S+ )?\([\d.]+/[\d.]+ GiB\) on startup is less than desired",
+         r"No available memory for the cache blocks"),
+        "vLLM could not reserve the device memory it was configured to take (--gpu-memory-utilization of the GPU "
+        "or NPU): another process holds part of the device at startup, or after the weights nothing is left for "
+        "the KV cache.",
+        "Free the device (`nvidia-smi` / `npu-smi info`: a previous server still running), lower "
+        "--gpu-memory-utilization or --max-model-len, or spread the model over more devices.",
+        ("gpu.devices.processes", "npu.processes"), "https://github.com/vllm-project/vllm-ascend/issues/14628",
+        weight=84),
+    Signature(
+        "vllm.world_size_exceeds_devices", "device-mapping",
+        (r"local_world_size \(\d+\) must be less than or equal to the number",),
+        "vLLM was asked for more workers on this node (tensor x pipeline parallel size) than devices the "
+        "process can see: CUDA_VISIBLE_DEVICES / ASCEND_RT_VISIBLE_DEVICES list fewer, or the container has "
+        "none mounted (0 visible).",
+        "Make the parallel sizes match the visible devices, or expose the devices to the process / container "
+        "(--gpus, the /dev/davinciN devices, the *_VISIBLE_DEVICES variable).",
+        ("gpu.devices.count", "npu.count", "npu.env"), "https://github.com/vllm-project/vllm-ascend/issues/14631",
+        weight=80),
+    Signature(
+        "parallel.size_not_divisible", "launch-args",
+        (r"AssertionError: \d+ is not divisible by \d+\s*$",
+         r"Total number of attention heads \(\d+\) must be divisible by tensor parallel size \(\d+\)"),
+        "The parallel sizes the job was launched with do not divide the model's dimensions (attention heads, "
+        "hidden size, experts) - vLLM's and Megatron's ensure_divisibility / the heads-by-tensor-parallel "
+        "check - so the model cannot be split.",
+        "Choose a tensor (or expert) parallel size that divides the model's head count and sizes (for 12 heads: "
+        "1, 2, 3, 4, 6 or 12), and use the remaining devices for pipeline or data parallelism.",
+        (), "https://github.com/zai-org/GLM-V/issues/130", weight=70),
 )

@@ -1,7 +1,8 @@
 """Known failure signatures, part four: NCCL's own WARN lines that the older parts do not cover (socket
 progress and resets in misc/socket.cc, IB verbs calls in misc/ibvwrap.cc, completions in transport/net_ib.cc
 and the IB plugin, shared memory in include/shm.h and misc/shmutils.cc, truncated messages in bootstrap.cc
-and transport/net_socket.cc, collective checks in init.cc). Older and newer wordings are separate entries.
+and transport/net_socket.cc, collective checks in init.cc; round 3 of issue 38: no network plugin initialised, in
+net.cc). Older and newer wordings are separate entries.
 A reset or closed connection is a symptom: another rank died first. See ``catalog``.
 
 >>> from preflight.explain.matcher import explain_texts
@@ -139,4 +140,16 @@ NCCL: tuple[Signature, ...] = (
         "Use the same NCCL build and NCCL_* settings everywhere; check that every rank calls the same "
         "collectives.",
         ("versions.nccl", "nccl.conf"), "https://github.com/NVIDIA/nccl/issues/531", weight=58),
+    Signature(
+        "nccl.no_net_plugin", "rdma",
+        # src/net.cc (2.19+): WARN("Failed to initialize any NET plugin") when every plugin it may use failed
+        (r"Failed to initialize any NET plugin",),
+        "NCCL could not initialise any network plugin it is allowed to use: NCCL_NET (or the image's profile) "
+        "forces IB / an external plugin (AWS Libfabric, gIB, TCPX) whose devices are not visible (a container "
+        "without /dev/infiniband) or whose library is missing from LD_LIBRARY_PATH or built for another NCCL, so "
+        "there is no fallback to sockets; the ncclInvalidUsage beside it is the consequence.",
+        "Expose the RDMA devices to the process (--device /dev/infiniband, the RDMA device plugin), put the plugin "
+        "on LD_LIBRARY_PATH with a build matching this NCCL, or unset NCCL_NET / set NCCL_NET=Socket on a single "
+        "node.",
+        ("nccl.conf", "nccl.ib_hca"), "https://github.com/getainode/ainode/pull/87", weight=74),
 )

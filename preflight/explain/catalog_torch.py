@@ -1,5 +1,6 @@
 """Known failure signatures, part five: torch.distributed (c10d's ProcessGroupWrapper and TCPStore, the
-ncclUniqueId exchange), torchrun / accelerate / DeepSpeed launchers and the OS limits they hit. Patterns are
+ncclUniqueId exchange), torchrun / accelerate / DeepSpeed launchers and the OS limits they hit; round 3 of issue 38:
+a torch build without CUDA, and an allocation request no device can hold (a corrupt size, not a shortage). Patterns are
 the text those libraries raise; older and newer wordings are separate entries. See ``catalog``.
 
 >>> from preflight.explain.matcher import explain_texts
@@ -123,4 +124,26 @@ TORCH: tuple[Signature, ...] = (
         "Raise the limit (`ulimit -n 65535`, LimitNOFILE= in the unit, nofile in limits.conf) or use "
         "torch.multiprocessing.set_sharing_strategy('file_system'); fewer dataloader workers.",
         ("os.files",), "https://github.com/MhLiao/MaskTextSpotterV3/issues/51", weight=72),
+    # --- round 3: the torch build, an absurd allocation --------------------------------------------------------
+    Signature(
+        "torch.not_compiled_with_cuda", "version-mismatch",
+        (r"Torch not compiled with CUDA enabled",),
+        "The installed torch has no CUDA (torch/cuda/__init__.py _lazy_init): a CPU-only wheel, or on an NPU a "
+        "torch / torch_npu / transformers combination whose code path falls into CUDA's lazy init (torch_npu "
+        "2.2 with transformers > 4.49: .to() of an int device).",
+        "Install the CUDA build of torch that matches the driver (or, on Ascend, the torch / torch_npu pair the "
+        "calling package supports, e.g. 2.5.1); check `python -c 'import torch; print(torch.version.cuda)'`.",
+        ("versions",), "https://github.com/hiyouga/LlamaFactory/issues/7986", weight=70),
+    Signature(
+        "alloc.more_than_1eb", "app-fault",
+        # c10/cuda/CUDACachingAllocator.cpp (pytorch@eb42ad6e) and the NPU / MLU / GCU allocators built on it:
+        # TORCH_CHECK_WITH(OutOfMemoryError, size < one_exa_bytes, "<DEV> out of memory. Tried to allocate more
+        # than 1EB memory.")
+        (r"out of memory\. Tried to allocate more than 1EB memory",),
+        "The allocator was asked for more than 1 EiB (2^60 bytes), which no device has: not a memory shortage but "
+        "a corrupt size - a tensor shape read from garbage (an overflow, uninitialised or out-of-bounds data "
+        "written by a kernel, a negative length cast to unsigned).",
+        "Find the tensor whose shape is computed from data (print the shapes before the failing call); check the "
+        "custom kernels that wrote that data (run the reference / pure-torch path) - more memory will not help.",
+        (), "https://github.com/flashserve/flash-linear-attention-npu/issues/149", weight=95),
 )

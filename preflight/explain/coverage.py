@@ -3,6 +3,8 @@ prints them; tests/test_explain_coverage.py checks the docs carry the current on
 
 >>> library_of("nccl.shm_attach_failed"), library_of("cuda.oom"), library_of("hccl.ej0001")
 ('NCCL', 'CUDA / NVIDIA driver', 'HCCL / CANN / torch_npu')
+>>> library_of("vllm.device_memory_short"), library_of("alloc.more_than_1eb")
+('vLLM / vllm-ascend', 'torch (build, caching allocator)')
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ LIBRARIES = {
     "mindspore": "MindSpore", "deepspeed": "DeepSpeed launcher, pdsh, ssh",
     "ssh": "DeepSpeed launcher, pdsh, ssh", "hostfile": "DeepSpeed launcher, pdsh, ssh",
     "accelerate": "accelerate", "mpirun": "Open MPI (mpirun)", "os": "OS limits",
+    "npu_smi": "HCCL / CANN / torch_npu", "vllm": "vLLM / vllm-ascend", "parallel": "vLLM / vllm-ascend",
+    "torch": "torch (build, caching allocator)", "alloc": "torch (build, caching allocator)",
 }
 
 
