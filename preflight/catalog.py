@@ -32,6 +32,7 @@ RUN_IDS: dict[str, str] = {
     "baseline.busbw": "with `--baseline`: a pair's all_reduce busbw fell more than `--baseline-threshold` below it",
     "baseline.versions": "with `--baseline`: a host's versions changed since the baseline (`warn`)",
     "preflight.max_unhealthy": "`--max-unhealthy` passed: too many hosts failed to blame the hosts (exit 3)",
+    "preflight.drain_policy": "with `--drain-after`: a failing host drained, held back or flapping, and why (`warn`)",
 }
 
 _JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"),

@@ -18,7 +18,14 @@ import typer
 from preflight import __version__, crash, delivery, exit_codes, recorder
 from preflight import app as application
 from preflight.checks import all_checks
-from preflight.cli_options import HistoryOption, NoHistoryOption, PythonOption, SetupOption, split_items
+from preflight.cli_options import (
+    DrainAfterOption,
+    HistoryOption,
+    NoHistoryOption,
+    PythonOption,
+    SetupOption,
+    split_items,
+)
 from preflight.commands import register_all
 from preflight.model import Report, Status
 from preflight.process_exit import exit_now
@@ -106,6 +113,7 @@ def run(
     bisect: BisectOption = False,
     history: HistoryOption = None,
     no_history: NoHistoryOption = False,
+    drain_after: DrainAfterOption = None,
 ) -> None:
     """Check every host of the cluster (or this machine) and report."""
     try:
@@ -124,12 +132,19 @@ def run(
                                      options=options, rank_table=rank_table, accelerator=accelerator,
                                      transport=transport, max_unhealthy=max_unhealthy, outputs=extras,
                                      interpreter=application.Interpreter(python, setup or [], os.environ),
-                                     params=BISECT if bisect else {})
+                                     params=BISECT if bisect else {}, drain_after=drain_after,
+                                     history=_history_store(history, no_history) if drain_after else None)
     report = run_and_show(request, json_out, report_dir, record)
     from preflight.app import history as history_app  # after the verdict, never changing it (docs/history.md)
 
     history_app.record(report.redacted(), "run", history_app.where(history, no_history))
     raise typer.Exit(exit_codes.for_report(report))
+
+
+def _history_store(path: Path | None, off: bool) -> Path | None:
+    from preflight.app import history as history_app  # sqlite3: only for --drain-after and after the verdict
+
+    return history_app.where(path, off)
 
 
 def run_and_show(request: application.RunRequest, json_out: bool, report_dir: Path | None,

@@ -32,3 +32,7 @@ HistoryOption = Annotated[Path | None, typer.Option(
     "exit code")]
 NoHistoryOption = Annotated[bool, typer.Option(
     "--no-history", envvar="PREFLIGHT_NO_HISTORY", help="record nothing in the history store")]
+DrainAfterOption = Annotated[str | None, typer.Option(
+    "--drain-after", help="drain policy (docs/history.md): N/M (a host failing in N of its last M runs) or "
+    "Nx/DURATION (N failed runs within 1h, 30m, 2d); hard faults act at once, flapping findings are held; a run "
+    "whose every fail is held exits 6, not 1. Counts the runs in the history store")]

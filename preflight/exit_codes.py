@@ -10,6 +10,7 @@
 | 70 | preflight itself crashed (one line on stderr, the traceback in a log file) | keep the node, report the bug |
 | 130 / 143 | interrupted by SIGINT / SIGTERM (a partial report is written) | - |
 | 5 | ``preflight fix`` only: refused on purpose (a host changed since its plan, ...) | look, then plan again |
+| 6 | fails, all on hosts the drain policy (``--drain-after``) holds back or finds flapping | run the job, log |
 
 >>> from preflight.model import Finding, Report, Status
 >>> def report(*statuses): return Report([], [Finding("os.shm", "n1", s, "m") for s in statuses], [], "", 0.0)
@@ -33,6 +34,7 @@ PROBLEMS = 1  # at least one fail finding: the node or the cluster is bad
 USAGE = 2  # usage or configuration error: nothing was run
 SUSPECT = 3  # --max-unhealthy passed: suspect the check or the infrastructure, drain nothing
 COULD_NOT_TELL = 4  # no fail, but at least one error finding: a check could not run or a host not be reached
+HELD = 6  # --drain-after: every fail is on a host the policy holds back (not yet N fails) or finds flapping
 REFUSED = 5  # fix: not applied on purpose (a host changed since its plan, a lock held, the confirmation declined)
 INTERNAL = 70  # preflight crashed (EX_SOFTWARE): never a verdict about the node
 INTERRUPTED = 130  # Ctrl-C (SIGINT): the partial report is written, marked incomplete

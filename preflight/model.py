@@ -51,10 +51,14 @@ class Verdict(str, enum.Enum):
 
     A ``fail`` anywhere is FAIL (exit 1) even with errors beside it: something is known to be wrong. Errors
     alone are ERROR, "could not tell" (exit 4): never a reason to drain. SUSPECT (exit 3) is
-    ``--max-unhealthy`` passed: too many hosts at once to blame them. Warnings and passes exit 0.
+    ``--max-unhealthy`` passed: too many hosts at once to blame them. HELD (exit 6): every fail is on a host the
+    drain policy (``--drain-after``, docs/history.md) holds back: not yet failing often enough, or flapping.
+    Warnings and passes exit 0.
 
     >>> Verdict.FAIL.exit_code, Verdict.ERROR.exit_code, Verdict.SUSPECT.exit_code, Verdict.WARN.exit_code
     (1, 4, 3, 0)
+    >>> Verdict.HELD.exit_code, Verdict.HELD.word, Verdict.HELD.status.value
+    (6, 'HELD', 'warn')
     >>> Verdict.ERROR.word, Verdict.ERROR.status.value
     ('ERROR', 'error')
     """
@@ -65,6 +69,7 @@ class Verdict(str, enum.Enum):
     ERROR = "error"  # could not tell
     FAIL = "fail"
     SUSPECT = "suspect"
+    HELD = "held"  # fails, all on hosts the drain policy holds back
 
     @property
     def exit_code(self) -> int:
@@ -77,36 +82,56 @@ class Verdict(str, enum.Enum):
 
     @property
     def status(self) -> Status:
-        """The finding status whose colour the verdict is drawn in (SUSPECT: error's)."""
-        return Status.ERROR if self is Verdict.SUSPECT else Status(self.value)
+        """The finding status whose colour the verdict is drawn in (SUSPECT: error's, HELD: warn's)."""
+        return {Verdict.SUSPECT: Status.ERROR, Verdict.HELD: Status.WARN}.get(self) or Status(self.value)
 
 
-# The numbers of preflight.exit_codes (which imports nothing): 0 ok, 1 problems, 3 suspect, 4 could not tell.
-_EXIT = {Verdict.SKIP: 0, Verdict.PASS: 0, Verdict.WARN: 0, Verdict.FAIL: 1, Verdict.ERROR: 4, Verdict.SUSPECT: 3}
+# The numbers of preflight.exit_codes (which imports nothing): 0 ok, 1 problems, 3 suspect, 4 could not tell,
+# 6 held by the drain policy.
+_EXIT = {Verdict.SKIP: 0, Verdict.PASS: 0, Verdict.WARN: 0, Verdict.FAIL: 1, Verdict.ERROR: 4, Verdict.SUSPECT: 3,
+         Verdict.HELD: 6}
 
 
-def decide(findings: Sequence[Finding], tripped: bool = False) -> Verdict:
-    """The one verdict function: findings (and whether ``--max-unhealthy`` tripped) -> the run's verdict.
+def decide(findings: Sequence[Finding], tripped: bool = False, held: frozenset[str] = frozenset()) -> Verdict:
+    """The one verdict function: findings, whether ``--max-unhealthy`` tripped, and the hosts the drain policy
+    holds back (``--drain-after``: their fails are known, not yet acted on) -> the run's verdict.
 
-    >>> def of(*statuses): return [Finding("os.shm", "n1", Status(s), "m") for s in statuses]
+    A fail on a host not held (or about the cluster) is FAIL; fails only on held hosts are HELD, above an error
+    elsewhere (something is known, and the policy chose to wait), below any fail acted on.
+
+    >>> def of(*statuses, host="n1"): return [Finding("os.shm", host, Status(s), "m") for s in statuses]
     >>> decide(of("pass", "error", "fail")).value, decide(of("pass", "error")).value, decide(of()).value
     ('fail', 'error', 'skip')
     >>> decide(of("fail"), tripped=True).value
     'suspect'
+    >>> held = frozenset({"n1"})
+    >>> decide(of("fail"), held=held).value, decide(of("fail") + of("fail", host="n2"), held=held).value
+    ('held', 'fail')
+    >>> decide(of("fail") + of("error", host="n2"), held=held).value, decide(of("warn"), held=held).value
+    ('held', 'warn')
     """
-    return Verdict.SUSPECT if tripped else Verdict(Status.worst([f.status for f in findings]).value)
+    if tripped:
+        return Verdict.SUSPECT
+    acted = [f.status for f in findings if not (f.status == Status.FAIL and f.host in held)]
+    worst = Status.worst(acted)
+    if worst != Status.FAIL and any(f.status == Status.FAIL for f in findings):
+        return Verdict.HELD
+    return Verdict(worst.value)
 
 
-def hosts_to_drain(findings: Sequence[Finding], tripped: bool = False) -> set[str]:
-    """The hosts a scheduler should drain: those with a ``fail``; none when ``--max-unhealthy`` tripped.
-    A host with errors only (unreachable, timed out) is never drained: nothing is known to be wrong with it.
+def hosts_to_drain(findings: Sequence[Finding], tripped: bool = False, held: frozenset[str] = frozenset()) -> set[str]:
+    """The hosts a scheduler should drain: those with a ``fail``, but none the drain policy holds back and none
+    when ``--max-unhealthy`` tripped. A host with errors only (unreachable, timed out) is never drained: nothing
+    is known to be wrong with it.
 
     >>> hosts_to_drain([Finding("ssh.connect", "n1", Status.ERROR, "m"), Finding("os.shm", "n2", Status.FAIL, "m")])
     {'n2'}
+    >>> hosts_to_drain([Finding("os.shm", "n2", Status.FAIL, "m")], held=frozenset({"n2"}))
+    set()
     """
     if tripped:
         return set()
-    return {f.host for f in findings if f.host and f.status == Status.FAIL}
+    return {f.host for f in findings if f.host and f.status == Status.FAIL and f.host not in held}
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +249,8 @@ class Report:
 
     def verdict(self) -> Verdict:
         """The run's one verdict (:func:`decide`): the header word, exit code, JUnit and Prometheus read it."""
-        return decide(self.findings, tripped=bool(self.extra.get("drain", {}).get("tripped")))
+        drain = self.extra.get("drain", {})
+        return decide(self.findings, tripped=bool(drain.get("tripped")), held=frozenset(drain.get("held", ())))
 
     def exit_code(self) -> int:
         """The verdict's exit code (docs/exit-codes.md; usage errors exit 2 before a report exists)."""

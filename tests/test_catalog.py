@@ -9,6 +9,7 @@ from pathlib import Path
 from preflight import catalog, drain
 from preflight.checks import all_checks
 from preflight.checks.base import finding_ids
+from preflight.history import policy
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKS_MD = ROOT / "docs" / "checks.md"
@@ -40,8 +41,9 @@ def test_hosts_schema_is_the_generated_schema() -> None:
 
 
 def literal_ids_outside_the_registry() -> set[str]:
-    """Finding ids named by a literal ``Finding("x.y", ...)`` in the package outside checks/, and drain's id."""
-    found = {drain.CHECK}
+    """Finding ids named by a literal ``Finding("x.y", ...)`` in the package outside checks/, drain's id and the
+    drain policy's."""
+    found = {drain.CHECK, policy.CHECK}
     for path in (ROOT / "preflight").rglob("*.py"):
         if "checks" not in path.relative_to(ROOT).parts:
             code = "\n".join(line for line in path.read_text().splitlines() if ">>>" not in line)  # not doctests

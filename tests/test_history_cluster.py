@@ -56,3 +56,29 @@ def test_toggled_somaxconn_flaps(cluster: NetnsCluster, tmp_path: Path) -> None:
     assert terminal.returncode == 0, terminal.stderr
     assert "FLAPPING sysctl.somaxconn: fail pass fail pass fail (4 changes)" in terminal.stdout
     assert "node1" not in terminal.stdout
+
+
+@pytest.mark.parametrize(("pattern", "codes", "drained", "flapping"), [
+    ("FFPFF", [6, 6, 0, 1, 1], ["node2"], []),  # 4 of 5 runs under 3/5: recommended for drain
+    ("FPFPF", [6, 0, 6, 0, 6], [], ["sysctl.somaxconn"]),  # toggled: flapping, held, never drained
+], ids=["4-of-5", "flapping"])
+def test_drain_after(cluster: NetnsCluster, tmp_path: Path, pattern: str, codes: list[int], drained: list[str],
+                     flapping: list[str]) -> None:
+    hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml")
+    store = tmp_path / "history.sqlite"
+    got, last = [], {}
+    try:
+        for i, mark in enumerate(pattern):
+            cluster.sysctl("node2", "net.core.somaxconn", "64" if mark == "F" else "65535")
+            done = preflight("run", "--hosts", hosts, "--checks", "sysctl", "--json", "--report-dir",
+                             tmp_path / f"r{i}", "--history", store, "--drain-after", "3/5")
+            last = json.loads(done.stdout)
+            got.append(done.returncode)
+    finally:
+        cluster.sysctl("node2", "net.core.somaxconn", "65535")
+    assert got == codes
+    drain = last["drain"]
+    assert drain["drain_after"] == "3/5" and drain["recommend_drain"] == drained
+    assert [f["finding"] for f in drain["flapping"]] == flapping and drain["hard"] == []
+    notes = [f["message"] for f in last["findings"] if f["check"] == "preflight.drain_policy"]
+    assert len(notes) == 1 and "--drain-after 3/5" in notes[0] and notes[0].count("node2") == 1

@@ -90,7 +90,7 @@ def test_every_output_says_the_same_verdict(findings: list[Finding], limit: str 
 def test_the_models_exit_numbers_are_the_contracts() -> None:
     assert _EXIT == {Verdict.SKIP: exit_codes.OK, Verdict.PASS: exit_codes.OK, Verdict.WARN: exit_codes.OK,
                      Verdict.FAIL: exit_codes.PROBLEMS, Verdict.ERROR: exit_codes.COULD_NOT_TELL,
-                     Verdict.SUSPECT: exit_codes.SUSPECT}
+                     Verdict.SUSPECT: exit_codes.SUSPECT, Verdict.HELD: exit_codes.HELD}
 
 
 def test_prometheus_ranks_a_fail_above_an_error_on_one_check() -> None:

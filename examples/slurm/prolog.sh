@@ -10,6 +10,8 @@
 #                                         requeues the job; the requeued job is HELD unless slurm.conf has
 #                                         SchedulerParameters=nohold_on_prolog_fail (recommended with this hook)
 #   4  a check could not tell (a tool timed out, preflight did not finish in time)
+#   6  fails the drain policy holds back (PREFLIGHT_NODE_ARGS="--drain-after 3/5": too few fails yet, or a
+#      flapping finding; docs/history.md)
 #   2  usage/configuration error, 70 preflight crashed, anything else
 #                                      -> exit 0: the node stays in service, the reason goes to syslog
 # No `scontrol` here: Slurm's prolog guide says not to call Slurm commands from a prolog (they may hang on
@@ -47,6 +49,9 @@ case $rc in
     exit 1 ;;
   4)
     log "job ${SLURM_JOB_ID:-?} on $node: a check could not tell (exit 4), node left in service: $out"
+    exit 0 ;;
+  6)
+    log "job ${SLURM_JOB_ID:-?} on $node: a fail held back by the drain policy (exit 6), node left in service: $out"
     exit 0 ;;
   *)
     log "job ${SLURM_JOB_ID:-?} on $node: preflight itself failed (exit $rc), node left in service: $out"

@@ -24,9 +24,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from preflight.history import store, view
+from preflight.app.selection import UsageError
+from preflight.history import policy, store, view
 from preflight.history.analysis import FLAP_CHANGES
-from preflight.model import RedactedReport
+from preflight.model import RedactedReport, Report, Status
 
 DEFAULT_BUSY_S = store.DEFAULT_BUSY_S  # run and judge: the longest wait for another writer's lock
 MIN_WRITE_S = 0.05  # node: below this much time left before --timeout, the write is not tried
@@ -71,3 +72,39 @@ def summary(path: Path, hosts: Sequence[str], since: str | None, k: int = FLAP_C
     start = view.parse_since(since, now) if since else None
     data = view.summarize(store.load(path, hosts, start), now, start, k)
     return {"store": str(path), **data}
+
+
+def check_policy(drain_after: str | None, path: Path | None) -> None:
+    """``--drain-after`` checked before anything runs: UsageError when malformed, or without a history to count.
+
+    >>> check_policy("3/5", Path("h.sqlite")), check_policy(None, None)
+    (None, None)
+    >>> check_policy("3/5", None)
+    Traceback (most recent call last):
+    preflight.app.selection.UsageError: --drain-after counts the runs in the history store: not with --no-history
+    """
+    if drain_after is None:
+        return
+    try:
+        policy.parse(drain_after)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if path is None:
+        raise UsageError("--drain-after counts the runs in the history store: not with --no-history")
+
+
+def with_policy(report: Report, drain_after: str | None, path: Path | None, warn: Callable[[str], None] = _stderr,
+                now: float | None = None) -> Report:
+    """``report`` judged under ``--drain-after`` (``policy.apply``) with the failing hosts' earlier runs from the
+    store at ``path`` (a store not there yet: no earlier runs). A store that cannot be read is a warning, and the
+    report is left as without the policy: every fail acts at once."""
+    if drain_after is None or path is None:
+        return report
+    failing = sorted({f.host for f in report.findings if f.host and f.status == Status.FAIL})
+    try:
+        earlier = store.load(path, failing) if failing and path.exists() else []
+    except store.HistoryError as exc:
+        warn(f"preflight: warning: --drain-after {drain_after}: the history cannot be read, every fail acts at "
+             f"once: {exc}")
+        return report
+    return policy.apply(report, policy.parse(drain_after), earlier, time.time() if now is None else now)

@@ -48,6 +48,8 @@ class JudgeRequest:
     accelerator: str = "auto"
     max_unhealthy: str | None = None
     outputs: ReportOutputs | None = None
+    drain_after: str | None = None  # --drain-after (docs/history.md), counted in ``history``
+    history: Path | None = None
     problems: list[str] = field(default_factory=list)  # filled in: every unreadable file, for stderr
     run_id: str | None = None  # judge only files of this run (default: the run most files carry)
     max_age: str = DEFAULT_MAX_AGE  # files gathered longer ago are set aside ("0": no bound)
@@ -77,6 +79,10 @@ def judge_facts(request: JudgeRequest) -> RedactedReport:
     files (``Engine.replay``), passive (no active phase), with what the files say of themselves and what only
     ``run`` can tell (:func:`stand_ins`)."""
     since = datetime.now(timezone.utc)
+    if request.drain_after is not None:
+        from preflight.app.history import check_policy
+
+        check_policy(request.drain_after, request.history)
     try:
         if request.max_unhealthy is not None:
             parse_limit(request.max_unhealthy)
@@ -110,7 +116,7 @@ def judge_facts(request: JudgeRequest) -> RedactedReport:
                                                             passive=True), transport_factory=_no_transport)
     report = engine.replay(Replay([gathered[h.name] for h in inventory.hosts], started, since, problems,
                                   stand_ins(selection.checks)))
-    return finish(report, request.max_unhealthy, request.outputs)
+    return finish(report, request.max_unhealthy, request.outputs, request.drain_after, request.history)
 
 
 def _inventory(request: JudgeRequest, loaded: Sequence[facts_file.NodeFacts]) -> Inventory:

@@ -54,6 +54,8 @@ class NodeRequest:
     interpreter: Interpreter | None = None  # --python / --setup and the environment (over hosts.yaml's)
     sudo: bool = False
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    drain_after: str | None = None  # --drain-after (docs/history.md), counted in ``history``
+    history: Path | None = None
 
 
 def parse_settings(items: Sequence[str], known: Mapping[str, Mapping[str, object]]) -> dict[str, dict[str, Any]]:
@@ -124,6 +126,10 @@ def run_node(request: NodeRequest, seconds: float) -> RedactedReport:
     judge and print), and return the report; UsageError before anything runs."""
     chosen = node_checks(request.checks, request.skip)
     params = node_params(request)
+    if request.drain_after is not None:
+        from preflight.app.history import check_policy
+
+        check_policy(request.drain_after, request.history)
     inventory = load_cluster(request.hosts, accelerator=request.accelerator, interpreter=request.interpreter)
     if request.hosts:
         here = this_host(inventory, node_name(request.environ, request.name), request.hosts)
@@ -140,7 +146,13 @@ def run_node(request: NodeRequest, seconds: float) -> RedactedReport:
     options = RunOptions(parallel=1, host_timeout=budget, command_timeout=budget, only=chosen.only,
                          drop=chosen.dropped, sudo=request.sudo)
     engine = Engine(inventory, chosen.checks, options, transport_factory=lambda host: LocalTransport())
-    return engine.run().redacted()
+    report = engine.run()
+    if request.drain_after is not None:
+        from preflight import drain
+        from preflight.app.history import with_policy
+
+        report = with_policy(drain.apply(report, None)[0], request.drain_after, request.history)
+    return report.redacted()
 
 
 def save(report: RedactedReport, report_dir: Path | None, prometheus: Path | None) -> None:

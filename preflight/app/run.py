@@ -41,6 +41,8 @@ class RunRequest:
     extra_checks: Sequence[Check] = ()
     # Check parameters set on the command line, over hosts.yaml's (``--bisect``: allreduce's mode)
     params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    drain_after: str | None = None  # --drain-after N/M | Nx/DURATION (docs/history.md): counted in ``history``
+    history: Path | None = None  # the history store (None: --no-history)
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,10 @@ def prepare(request: RunRequest) -> Engine:
     if request.params:
         inventory = replace(inventory, params={**inventory.params, **{
             family: {**inventory.params.get(family, {}), **values} for family, values in request.params.items()}})
+    if request.drain_after is not None:
+        from preflight.app.history import check_policy
+
+        check_policy(request.drain_after, request.history)
     try:
         if request.max_unhealthy is not None:
             drain.parse_limit(request.max_unhealthy)
@@ -86,14 +92,20 @@ def run_cluster(request: RunRequest, engine: Engine | None = None,
     an interruption: the result is then marked incomplete and holds what was gathered."""
     engine = engine or prepare(request)
     complete = engine.run_interruptible(gathering=gathering)
-    return RunResult(finish(engine.report(complete=complete), request.max_unhealthy, request.outputs), complete,
-                     engine)
+    return RunResult(finish(engine.report(complete=complete), request.max_unhealthy, request.outputs,
+                            request.drain_after, request.history), complete, engine)
 
 
-def finish(report: Report, max_unhealthy: str | None, outputs: ReportOutputs | None) -> RedactedReport:
-    """The judged report as the application hands it back: ``--max-unhealthy`` applied, the baseline compared,
-    and redacted, once (``RedactedReport``: what every renderer and writer takes)."""
+def finish(report: Report, max_unhealthy: str | None, outputs: ReportOutputs | None,
+           drain_after: str | None = None, history: Path | None = None) -> RedactedReport:
+    """The judged report as the application hands it back: ``--max-unhealthy`` applied, then ``--drain-after``
+    (the failing hosts' earlier runs read from ``history``), the baseline compared, and redacted, once
+    (``RedactedReport``: what every renderer and writer takes)."""
     report = drain.apply(report, max_unhealthy)[0]
+    if drain_after is not None:
+        from preflight.app.history import with_policy  # sqlite3: only when a policy is asked for
+
+        report = with_policy(report, drain_after, history)
     if outputs:
         report = outputs.with_baseline(report)
     return report.redacted()

@@ -19,10 +19,16 @@ import typer
 
 from preflight import exit_codes
 from preflight.app import UsageError, save
-from preflight.cli_options import HistoryOption, NoHistoryOption, split_items
+from preflight.cli_options import DrainAfterOption, HistoryOption, NoHistoryOption, split_items
 from preflight.facts_current import DEFAULT_MAX_AGE
 from preflight.render import console
 from preflight.render.outputs import ReportOutputs
+
+
+def _store(path: Path | None, off: bool) -> Path | None:
+    from preflight.app import history as history_app
+
+    return history_app.where(path, off)
 
 
 def register(app: typer.Typer) -> None:
@@ -54,6 +60,7 @@ def register(app: typer.Typer) -> None:
                                              "or 30m, 2h, 1d; 0: no bound)")] = DEFAULT_MAX_AGE,
         history: HistoryOption = None,
         no_history: NoHistoryOption = False,
+        drain_after: DrainAfterOption = None,
     ) -> None:
         """Judge facts files of many nodes together, as `run` would (active checks and os.clock: not run).
 
@@ -65,7 +72,8 @@ def register(app: typer.Typer) -> None:
                                          accelerator=accelerator, max_unhealthy=max_unhealthy,
                                          outputs=ReportOutputs.build(junit=junit, prometheus=prometheus,
                                                                      markdown=markdown),
-                                         run_id=run_id, max_age=max_age)
+                                         run_id=run_id, max_age=max_age, drain_after=drain_after,
+                                         history=_store(history, no_history) if drain_after else None)
         try:
             report = judge_app.judge_facts(request)
         except UsageError as exc:

@@ -29,7 +29,14 @@ import typer
 from preflight import exit_codes
 from preflight.app import Interpreter, UsageError, node_name
 from preflight.app import node as node_app
-from preflight.cli_options import HistoryOption, NoHistoryOption, PythonOption, SetupOption, split_items
+from preflight.cli_options import (
+    DrainAfterOption,
+    HistoryOption,
+    NoHistoryOption,
+    PythonOption,
+    SetupOption,
+    split_items,
+)
 from preflight.model import RedactedReport, Status
 from preflight.render import json_report
 
@@ -49,6 +56,9 @@ def verdict_line(report: RedactedReport, host: str) -> str:
         first = " ".join(problems[0].message.split())
         more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
         line += f": {first[:200]}{more}"
+    policy = [f.message.split(": ", 1)[-1] for f in report.findings if f.check == "preflight.drain_policy"]
+    if policy:  # --drain-after: the policy in force and what it decided, with the verdict
+        line += f" [{policy[0]}]"
     return line
 
 
@@ -81,6 +91,12 @@ def write_facts(target: str, timeout: float, hosts: str | None, name: str | None
             sys.stderr.write(f"preflight: cannot write the facts of this node to {target}: {exc}\n")
             raise typer.Exit(exit_codes.COULD_NOT_TELL) from None
     raise typer.Exit(exit_codes.OK)
+
+
+def _store(path: Path | None, off: bool) -> Path | None:
+    from preflight.app import history as history_app
+
+    return history_app.where(path, off)
 
 
 def record_history(report: RedactedReport, path: Path | None, off: bool, left: float) -> None:
@@ -136,6 +152,7 @@ def register(app: typer.Typer) -> None:
                                                    "only that run's files)")] = None,
         history: HistoryOption = None,
         no_history: NoHistoryOption = False,
+        drain_after: DrainAfterOption = None,
     ) -> None:
         """Check this machine alone (no SSH): one-line verdict; exit 0 ok, 1 fail, 4 could not tell, 2 usage.
 
@@ -155,7 +172,7 @@ def register(app: typer.Typer) -> None:
             checks=split_items(checks), skip=split_items(skip), settings=items, accelerator=accelerator,
             devices_per_host=devices_per_host, master_port=master_port, ranks=ranks,
             hosts=Path(hosts) if hosts else None, name=name, interpreter=interpreter, sudo=sudo,
-            environ=os.environ)
+            environ=os.environ, drain_after=drain_after, history=_store(history, no_history) if drain_after else None)
         with node_app.Deadline(timeout, late) as deadline:  # slow is not bad: never drain a node for it (exit 4)
             try:
                 report = node_app.run_node(request, deadline.left())

@@ -4,7 +4,7 @@
 applicable: alerts on ``> 0`` ignore it), the worst finding of that check on that host (host="" for
 cluster-wide findings), ranked as the run's verdict ranks them: a fail outranks an error;
 ``preflight_allreduce_busbw_gbps`` / ``preflight_allreduce_algbw_gbps`` per measured device pair; the run's
-verdict (``preflight_verdict``: those numbers, 4 suspect) and its exit code, finding counts, host reachability,
+verdict (``preflight_verdict``: those numbers, 4 suspect, 5 held) and its exit code, finding counts, host reachability,
 duration and start time.
 
 >>> from preflight.model import Finding, HostResult, Report, Status
@@ -20,7 +20,7 @@ from datetime import datetime
 from preflight.model import RedactedReport, Status, Verdict
 
 VALUE = {Status.SKIP: -1, Status.PASS: 0, Status.WARN: 1, Status.ERROR: 2, Status.FAIL: 3}
-VERDICT_VALUE = {**{Verdict(s.value): v for s, v in VALUE.items()}, Verdict.SUSPECT: 4}
+VERDICT_VALUE = {**{Verdict(s.value): v for s, v in VALUE.items()}, Verdict.SUSPECT: 4, Verdict.HELD: 5}
 
 
 def _label(value: object) -> str:
@@ -76,9 +76,10 @@ def render(report: RedactedReport) -> str:
             [(_labels(status=k), v) for k, v in report.summary().items()])
     verdict = report.verdict()
     _metric(lines, "preflight_verdict", "The run's verdict: 0 pass, 1 warn, 2 error (could not tell), 3 fail, "
-            "4 suspect (--max-unhealthy passed), -1 skip.", [("", VERDICT_VALUE[verdict])])
+            "4 suspect (--max-unhealthy passed), 5 held (--drain-after holds every fail back), -1 skip.",
+            [("", VERDICT_VALUE[verdict])])
     _metric(lines, "preflight_exit_code", "The run's exit code (docs/exit-codes.md): 0 ok, 1 fail, 3 suspect, "
-            "4 could not tell.", [("", verdict.exit_code)])
+            "4 could not tell, 6 held.", [("", verdict.exit_code)])
     _metric(lines, "preflight_complete", "1 when the run was not interrupted.", [("", 1 if report.complete else 0)])
     _metric(lines, "preflight_duration_seconds", "Wall time of the run.", [("", report.duration_s)])
     try:
