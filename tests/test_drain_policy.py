@@ -44,6 +44,8 @@ def test_a_first_fail_is_held_and_the_nth_drains() -> None:
     four_of_five = judged(run(("n2", "sysctl.somaxconn")), "3/5", rows("n2", "fail", "fail", "pass", "fail"))
     assert four_of_five.verdict() is Verdict.FAIL and four_of_five.extra["drain"]["recommend_drain"] == ["n2"]
     assert "failed in 4 of the last 5 runs" in four_of_five.findings[-1].message
+    short = judged(run(("n2", "sysctl.somaxconn")), "3/5", rows("n2", "fail", "fail", "pass"))  # 3 of 4 so far
+    assert short.verdict() is Verdict.FAIL and "failed in 3 of the last 4 runs" in short.findings[-1].message
     old = rows("n2", "fail", "fail", "pass", "pass", "pass")  # the fails are outside the last 5 runs
     assert judged(run(("n2", "sysctl.somaxconn")), "3/5", old).verdict() is Verdict.HELD
 

@@ -74,10 +74,12 @@ def _window(policy: Policy, earlier: Sequence[tuple[float, str, bool]], now: flo
     >>> runs = [(float(t), f"r{t}", True) for t in range(10)]
     >>> len(_window(Policy("3/5", 3, runs=5), runs, 10.0)), len(_window(Policy("2x/3s", 2, window_s=3.0), runs, 10.0))
     (4, 3)
+    >>> len(_window(Policy("3/5", 3, runs=5), runs[:3], 10.0))  # fewer earlier runs than M - 1: all of them
+    3
     """
     ordered = sorted(earlier)
     if policy.runs is not None:
-        return ordered[len(ordered) - (policy.runs - 1):] if policy.runs > 1 else []
+        return ordered[max(0, len(ordered) - (policy.runs - 1)):] if policy.runs > 1 else []
     assert policy.window_s is not None
     return [r for r in ordered if r[0] >= now - policy.window_s]
 
