@@ -14,13 +14,16 @@ error is a false alarm. Results: ``bench/results/bisect.json``. Needs root.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +61,9 @@ def run(cluster: NetnsCluster, work: Path, tag: str, bisect: bool, **params: Any
     return {"wall_s": round(wall, 1), "runs": runs, "named": named, "exit": proc.returncode, "errors": errors[:3]}
 
 
-def bench(size: int, healthy_runs: int, all_pairs: bool) -> dict[str, Any]:
+def bench(size: int, healthy_runs: int, all_pairs: bool,
+          save: Callable[[dict[str, Any]], None] = lambda out: None) -> dict[str, Any]:
+    """One size; ``save`` gets what is measured so far after each phase (a run cut short keeps its figures)."""
     with tempfile.TemporaryDirectory(prefix="pfbis-") as tmp:
         work = Path(tmp)
         cluster = NetnsCluster(size, name=f"pfbis{size}", subnet=22, workdir=work / "cluster")
@@ -69,18 +74,24 @@ def bench(size: int, healthy_runs: int, all_pairs: bool) -> dict[str, Any]:
             out: dict[str, Any] = {"hosts": size, "slow": slow}
             print(f"{size} hosts: --bisect...", file=sys.stderr)
             out["bisect"] = run(cluster, work, "bisect", True)
+            save(out)
             print(f"{size} hosts: pair rounds (default)...", file=sys.stderr)
             out["pairs_default"] = run(cluster, work, "default", False)
+            save(out)
             if all_pairs:
                 print(f"{size} hosts: every pair...", file=sys.stderr)
                 out["pairs_all"] = run(cluster, work, "all", False, pattern="all", all_pairs_max_hosts=1000)
+                save(out)
             cluster.exec(slow, ["tc", "qdisc", "del", "dev", "eth0", "root"])
             healthy = []
             for i in range(healthy_runs):
                 print(f"{size} hosts: healthy --bisect {i + 1}/{healthy_runs}...", file=sys.stderr)
                 healthy.append(run(cluster, work, f"healthy{i}", True))
-            out["healthy"] = healthy
-            out["false_alarms"] = sum(len(h["named"]) + len(h["errors"]) for h in healthy)
+                out["healthy"] = healthy
+                out["false_alarms"] = sum(len(h["named"]) + len(h["errors"]) for h in healthy)
+                save(out)
+            out.setdefault("healthy", [])
+            out.setdefault("false_alarms", 0)
             return out
         finally:
             cluster.down()
@@ -99,12 +110,17 @@ def main(argv: list[str] | None = None) -> int:
     doc = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     doc["machine"] = {"nproc": os.cpu_count(), "python": platform.python_version(), "kernel": platform.release()}
     doc.setdefault("sizes", {})
-    for size in [int(s) for s in args.hosts.split(",") if s.strip()]:
-        result = bench(size, max(0, args.healthy_runs), not args.no_all_pairs)
-        print(json.dumps(result))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a timeout still tears the cluster down
+
+    def save(size: int, result: dict[str, Any]) -> None:
         doc["sizes"][str(size)] = result
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(doc, indent=2) + "\n")
+
+    for size in [int(s) for s in args.hosts.split(",") if s.strip()]:
+        result = bench(size, max(0, args.healthy_runs), not args.no_all_pairs, functools.partial(save, size))
+        print(json.dumps(result))
+        save(size, result)
     return 0
 
 
