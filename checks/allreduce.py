@@ -168,7 +168,7 @@ class AllreduceCheck(ActiveCheck):
             if not groups:
                 return search, []
             lines = [line for outs in outcome.foreground.values()
-                     for line in bisect.parse_lines(outs.get("ranks", ProbeOutput("")).stdout)]
+                     for line in parse_lines(outs.get("ranks", ProbeOutput("")).stdout)]
             fine = [j.result.busbw for r in search.rounds for j in r if j.verdict in ("ok", "unjudged")
                     and j.result.group.suspect is None and j.result.busbw is not None]
             results = bisect.merge(groups, lines, self.probe_timeout(ctx))

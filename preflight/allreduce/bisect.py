@@ -22,12 +22,12 @@ pairs: 13 at 64 hosts (the acceptance bound is 2 x log2(n) + 4 = 16).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from preflight.allreduce.expected import Expected, ratio_text
+from preflight.allreduce.schedule import free_ports
 
 MIN_SPLIT = 4  # a group this large or larger is split into halves; a smaller one's hosts are confirmed in pairs
 SHARED_AT = 4  # this many groups of one round, all slow: a shared cause, the search stops
@@ -155,7 +155,7 @@ def next_groups(hosts: Sequence[str], search: Search, base_port: int, avoid: Seq
     >>> [(g.hosts, g.suspect) for g in next_groups(["a", "b", "c", "d"], s, 29600)]
     [(('a', 'c'), 'c'), (('b', 'd'), 'd')]
     """
-    ports = _ports(base_port, set(avoid))
+    ports = free_ports(base_port, set(avoid))
     index = sum(len(r) for r in search.rounds)
     for _ in range(index):
         next(ports)
@@ -193,14 +193,6 @@ def next_groups(hosts: Sequence[str], search: Search, base_port: int, avoid: Seq
             waiting.append(suspect)  # a partner frees up next round; with nothing to run, none ever will
     search.suspects = waiting
     return groups
-
-
-def _ports(base: int, avoid: set[int]) -> Iterator[int]:
-    port = base
-    while True:
-        if port not in avoid:
-            yield port
-        port += 1
 
 
 def merge(groups: Sequence[Group], lines: Sequence[Mapping[str, Any]], timeout: float) -> list[GroupResult]:
@@ -268,21 +260,3 @@ def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and value > 0
 
 
-def parse_lines(text: str) -> list[dict[str, Any]]:
-    """The workers' JSON lines (dicts with an int ``pair``); anything else is skipped.
-
-    >>> parse_lines('junk\\n{"pair": 1, "rank": 0}\\n')
-    [{'pair': 1, 'rank': 0}]
-    """
-    found = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            data = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(data, dict) and isinstance(data.get("pair"), int) and not isinstance(data.get("pair"), bool):
-            found.append(data)
-    return found

@@ -126,7 +126,7 @@ def plan(hosts: Sequence[str], devices: int, base_port: int, avoid: Sequence[int
     >>> [p.label for p in plan(["a"], 2, 29600)[0]]
     ['a:0<->a:1']
     """
-    ports = _ports(base_port, set(avoid))
+    ports = free_ports(base_port, set(avoid))
     rounds: list[list[Pair]] = []
     index = 0
     for meeting in host_rounds(len(hosts), pattern, k, seed):
@@ -149,7 +149,7 @@ def plan(hosts: Sequence[str], devices: int, base_port: int, avoid: Sequence[int
     return [r for r in rounds if r]
 
 
-def _ports(base: int, avoid: set[int]) -> Iterator[int]:
+def free_ports(base: int, avoid: set[int]) -> Iterator[int]:
     port = base
     while True:
         if port not in avoid:
