@@ -234,3 +234,25 @@ def test_logs_recorded_on_a_real_gpu_node_are_explained(log: str, expected: str)
     """Real torch 2.11 / NCCL 2.28.9 logs from an H200 (recorded_h200/SOURCE.md): the root cause comes first."""
     result = explain_texts({log: (H200_LOGS / log).read_text(encoding="utf-8")})
     assert result.best is not None and result.best.signature.id == expected, [m.signature.id for m in result.matches]
+
+
+H100_LOGS = Path(__file__).parent / "fixtures" / "explain" / "recorded_h100"
+
+
+@pytest.mark.parametrize(("log", "category"), [
+    ("cuda_oom_in_job.log", "oom"),
+    ("cuda_device_side_assert.log", "app-fault"),
+    ("nccl_net_ib_forced_no_ib.log", "rdma"),
+    ("nccl_ib_hca_no_such_device.log", "rdma"),
+    ("torchrun_rank_exception.log", "unknown"),  # the job's own ValueError: no cluster cause
+    ("torchrun_rank_sigsegv.log", "app-fault"),
+    ("torchrun_rank_sigkill.log", "oom"),
+    ("torchrun_rank_sigabrt.log", "unknown"),  # a lone SIGABRT names no cause (table_exit)
+    ("torchrun_rendezvous_second_node_missing.log", "rendezvous"),
+])
+def test_second_batch_of_real_gpu_logs_is_explained(log: str, category: str) -> None:
+    """Real torch 2.11 / NCCL 2.28.9 logs from an H100 (recorded_h100/SOURCE.md), recorded before any signature
+    was written for them: the first cause's category (the healthy log: tests/test_explain_clean.py)."""
+    result = explain_texts({log: (H100_LOGS / log).read_text(encoding="utf-8")})
+    assert result.best is not None and result.best.signature.category == category, \
+        [(m.signature.id, m.signature.category) for m in result.matches]

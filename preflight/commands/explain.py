@@ -238,6 +238,13 @@ def render(result: Explanation, secrets: Iterable[str] = ()) -> str:
     """
     out: list[str] = []
     best = result.best
+    if result.clean is not None:
+        out.append(f"no failure: {result.clean} ({len(result.files)} log(s))")
+        if result.notes:
+            out.append(f"notes, not causes ({len(result.notes)}):")
+            out.extend(f"  {m.signature.category} {m.signature.id}  {m.file}:{m.line_number}  "
+                       f"{_cut(m.line, secrets, 90)}" for m in result.notes[:20])
+        return "\n".join(out) + "\n"
     if best is None:
         out.append(f"unknown: no known failure signature in {len(result.files)} log(s)")
         if result.suspects:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from preflight.explain.catalog import CATALOG, Signature
+from preflight.explain.clean import SUSPICIOUS, finished_cleanly
 from preflight.explain.decode import CodeTable, Decoded
 from preflight.explain.families import checks_by_category, family_of
 from preflight.explain.gates import plan_for
@@ -46,9 +47,6 @@ MAX_LINES = 200_000
 MAX_LINE = 4096
 NEAR_LINES = 3
 BLOCK_LINES = 5  # a code within this many lines of a signature's line belongs to the error that signature explains
-SUSPICIOUS = re.compile(r"error|exception|traceback|timed? ?out|times out|refused|fail|fatal|killed|abort|"
-                        r"denied|unreachable|no route|reset by peer|sigkill|signal 9|\bE\d{4}\b|\bE[IJ]\d{4}\b",
-                        re.IGNORECASE)
 _NOT_FAMILY = re.compile(r"^\s*(?:File \"|frame #\d+)")  # traceback frames: paths, not failures
 LAYERS = ("signature", "code", "family", "unknown")
 CODE_WEIGHT, FAMILY_WEIGHT = 45, 30  # a symptom's weight is a third of it
@@ -131,13 +129,18 @@ class Explanation:
     matches: list[Match] = field(default_factory=list)
     suspects: list[Suspect] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    clean: str | None = None  # why the logs show a clean finish (``preflight.explain.clean``); then no cause
+    notes: list[Match] = field(default_factory=list)  # a clean log's hints (symptoms, warnings), never a cause
 
     @property
     def best(self) -> Match | None:
         return self.matches[0] if self.matches else None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"matches": [...]}``, best first; an unknown log gives its suspicious lines as ``unknown``."""
+        """``{"matches": [...]}``, best first; an unknown log gives its suspicious lines as ``unknown``; a clean
+        one ``{"matches": [], "clean": why, "notes": [...]}``."""
+        if self.clean is not None:
+            return {"matches": [], "clean": self.clean, "notes": [m.to_dict() for m in self.notes]}
         if self.matches:
             return {"matches": [m.to_dict() for m in self.matches]}
         return {"matches": [s.to_dict() for s in self.suspects]}
@@ -347,6 +350,12 @@ def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CA
         for index, (name, lines, facts) in enumerate(per_file):
             found.extend(family_matches(lines, name, index, facts))
     result.matches = _order(found)
+    if not any(m.signature.root_cause and not m.harmless and not names_nothing(m) for m in result.matches):
+        result.clean = finished_cleanly([lines for _, lines, _ in per_file],
+                                        [facts.harmless_lines for _, _, facts in per_file])
+        if result.clean is not None:
+            result.notes, result.matches = result.matches, []
+            return result
     if not result.matches:
         suspects = [s for name, lines, facts in per_file for s in suspicious(lines, name, facts=facts)]
         result.suspects = sorted(suspects, key=lambda s: (s.harmless, -s.score))[:10]

@@ -1,0 +1,59 @@
+"""Whether logs show a run that finished cleanly: nothing failed, so an informational line is not a cause.
+
+Users pass healthy logs too ("is this right?", or the log of a rank that did fine). A healthy job at
+``NCCL_DEBUG=INFO`` prints lines a catalog recognises as hints (``NET/IB : No device found``, ``Failed to
+initialize NET plugin IB`` on a node without RDMA), and naming one of them the root cause would be a false
+alarm. A log set is clean when (all three):
+
+- every NCCL communicator it shows initialised was destroyed again: NCCL prints ``Init COMPLETE`` at the end of
+  ``ncclCommInitRank*`` and ``Destroy COMPLETE`` at the end of ``ncclCommDestroy`` (init.cc; at ``NCCL_DEBUG=
+  INFO``), and a job that fails or hangs never destroys its communicator (``Abort COMPLETE`` is the failure
+  path, ``ncclCommAbort``);
+- no line outside NCCL's own ``INFO`` lines looks like an error (``SUSPICIOUS``), harmless
+  warnings aside;
+- nothing the matcher found is a root cause (the caller checks that).
+
+Without NCCL INFO lines nothing can be said: a log is never called clean for lacking errors alone (a hang's log
+has none either).
+
+>>> ok = ["h:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 busId 60 commId 0x4e - Init COMPLETE",
+...       "all_reduce ok 1.0", "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 busId 60 - Destroy COMPLETE"]
+>>> finished_cleanly([ok], [frozenset()])
+'every NCCL communicator the log shows (1) was initialised and destroyed again, and no line reports an error'
+>>> finished_cleanly([ok[:2]], [frozenset()]) is None  # initialised, never destroyed: a hang or a kill
+True
+>>> finished_cleanly([ok + ["RuntimeError: boom"]], [frozenset()]) is None
+True
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_INIT = re.compile(r"NCCL INFO .*\bInit COMPLETE\b")
+_DESTROY = re.compile(r"NCCL INFO .*\bDestroy COMPLETE\b")
+_NCCL_INFO = re.compile(r"\bNCCL INFO\b")
+# words of a line that looks like an error (the matcher's suspicious lines of an unrecognised log, too)
+SUSPICIOUS = re.compile(r"error|exception|traceback|timed? ?out|times out|refused|fail|fatal|killed|abort|"
+                    r"denied|unreachable|no route|reset by peer|sigkill|signal 9|\bE\d{4}\b|\bE[IJ]\d{4}\b",
+                    re.IGNORECASE)
+
+
+def finished_cleanly(files: Sequence[Sequence[str]], harmless: Sequence[frozenset[int]]) -> str | None:
+    """Why the logs (their lines, file by file; ``harmless``: each file's 1-based harmless-warning line numbers)
+    show a clean finish, or None when they do not."""
+    inits = destroys = 0
+    for lines, warned in zip(files, harmless, strict=True):
+        file_inits = sum(1 for line in lines if _INIT.search(line))
+        file_destroys = sum(1 for line in lines if _DESTROY.search(line))
+        if file_destroys < file_inits:
+            return None
+        for number, line in enumerate(lines, start=1):
+            if number not in warned and not _NCCL_INFO.search(line) and SUSPICIOUS.search(line):
+                return None
+        inits, destroys = inits + file_inits, destroys + file_destroys
+    if inits == 0:
+        return None
+    return (f"every NCCL communicator the log shows ({inits}) was initialised and destroyed again, and no line "
+            "reports an error")
