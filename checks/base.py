@@ -7,7 +7,7 @@ what they could not read in the facts, and ``evaluate`` turns that into an ``err
 
 This module is a check's one import place: the contract (``Check``, ``DerivedCheck``, ``ActiveCheck``, ``Step``,
 ...) and what every check uses with it (``Probe``, ``ProbeOutput``, ``Host``, ``ClusterSpec``, ``Finding``,
-``Status``, ``EvalContext``, ``Facts``, ``finding``, ``majority``, ``tool_missing``, ``tool_skip``).
+``Status``, ``Event``, ``EvalContext``, ``Facts``, ``finding``, ``majority``, ``tool_missing``, ``tool_skip``).
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from preflight.batch import Probe, ProbeOutput
 from preflight.context import EvalContext
 from preflight.findings import Facts, finding, majority, tool_missing, tool_skip
 from preflight.inventory import ClusterSpec, Host
-from preflight.model import Finding, Status
+from preflight.model import Event, Finding, Status
 
-__all__ = ["ENGINE_SUFFIXES", "ActiveCheck", "Check", "ClusterSpec", "DerivedCheck", "EvalContext", "Facts", "Finding",
-           "Host", "Overlap", "Probe", "ProbeOutput", "Status", "Step", "StepOutcome", "accelerator_skip", "applies",
-           "finding", "finding_ids", "majority", "planned_probes", "tool_missing", "tool_skip"]
+__all__ = ["ENGINE_SUFFIXES", "ActiveCheck", "Check", "ClusterSpec", "DerivedCheck", "EvalContext", "Event", "Facts",
+           "Finding", "Host", "Overlap", "Probe", "ProbeOutput", "Status", "Step", "StepOutcome", "accelerator_skip",
+           "applies", "finding", "finding_ids", "majority", "planned_probes", "tool_missing", "tool_skip"]
 
 
 class Check(abc.ABC):

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from preflight.checks.base import *
-from preflight.xid_catalog import ACTIONS, XIDS, Assessment, assess, worst
+from preflight.xid_catalog import ACTIONS, XIDS, Assessment, assess, nvlink_severity, worst
 from preflight.xid_log import READ, line_seconds, parse_klog
 
 
@@ -95,6 +95,7 @@ def _judge(host: str, host_facts: Facts) -> Finding:
                        remedy="preflight run --sudo ...  # or: sudo sysctl kernel.dmesg_restrict=0, or add the "
                               "user to the adm group (journalctl -k)")
     judged = judge_groups(host_facts.get("groups") or [])
+    counted = xid_events(host_facts.get("groups") or [])
     read = f"{source}, {host_facts.get('lines')} lines since boot"
     left_out = int(host_facts.get("left_out") or 0)
     fatal = [(g, a) for g, a in judged if a.level == "fatal"]
@@ -109,7 +110,7 @@ def _judge(host: str, host_facts: Facts) -> Finding:
                        f"{example['xid']} on {example['bus']}: {example['text'][:160]}", observed=listing(fatal),
                        expected="no Xid that needs a GPU reset, a reboot or support since boot",
                        remedy=f"drain the node, then: {todo}  # nvidia-smi -q | grep -A3 -i -E 'remapp|recovery' "
-                              "shows what the driver asks; RMA if it comes back")
+                              "shows what the driver asks; RMA if it comes back", events=counted)
     unreadable = host_facts.get("unreadable") or []
     if check_ or left_out or unreadable:
         more = (f"; {left_out} more kinds of Xid not listed by the probe" if left_out else "") + (
@@ -118,12 +119,32 @@ def _judge(host: str, host_facts: Facts) -> Finding:
                        f"{listing(check_) or 'no listed Xid needs action'}{more} in the kernel log of {host} "
                        f"({read}): the catalog gives no clear action; look the code up before running a job there",
                        observed=listing(check_) + more, expected="no Xid since boot",
-                       remedy="dmesg -T | grep -A2 'NVRM: Xid'  # NVIDIA: analyzing-xid-catalog.html")
+                       remedy="dmesg -T | grep -A2 'NVRM: Xid'  # NVIDIA: analyzing-xid-catalog.html", events=counted)
     note = (f"; application or ignorable Xids only: {listing(benign)} (the catalog: restart the application / no "
             "action)") if benign else ""
     return finding(check, host, Status.PASS, "no Xid needing a GPU reset or reboot in the kernel log of "
                    f"{host} ({read}){note}", observed=f"{host_facts.get('xid_lines') or 0} Xid lines",
-                   expected="no Xid that needs a GPU reset, a reboot or support since boot")
+                   expected="no Xid that needs a GPU reset, a reboot or support since boot", events=counted)
+
+
+def xid_events(groups: list[dict[str, Any]]) -> tuple[Event, ...]:
+    """One :class:`Event` per kind of Xid the log holds (code, cause, NVLink severity, GPU), for "new since the last
+    run" (docs/history.md): its count since boot and when the newest was logged.
+
+    >>> xid_events([{"bus": "0000:9b:00", "xid": 119, "cause": None, "count": 5, "first": "a", "last": "b",
+    ...              "text": "pid=1, Timeout"}])
+    (Event(key='Xid 119 on 0000:9b:00', count=5, last='b', new=None),)
+    """
+    found: dict[str, Event] = {}
+    for group in groups:
+        severity = nvlink_severity(str(group.get("text") or "")) if 144 <= int(group["xid"]) <= 150 else None
+        cause = group.get("cause")
+        key = (f"Xid {group['xid']}" + (f" caused by Xid {cause}" if cause and cause != group["xid"] else "")
+               + (f" {severity}" if severity else "") + f" on {group['bus']}")
+        seen = found.get(key)
+        count = int(group["count"]) + (seen.count if seen else 0)
+        found[key] = Event(key, count, group.get("last") or (seen.last if seen else None))
+    return tuple(found.values())
 
 
 def _distinct(judged: list[tuple[dict[str, Any], Assessment]]) -> list[Assessment]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from preflight.ascend.hccn_calls import hccn_script, host_problem, tool_facts
@@ -401,7 +402,31 @@ def _judge_flaps(check: str, host: str, flaps: Mapping[str, Any], uptime: int | 
     return errors + ([] if errors and history.status == Status.SKIP else [history])
 
 
+def link_events(flaps: Mapping[str, Any]) -> tuple[Event, ...]:
+    """Each port's link down counter (its link up counter where the driver prints no down count), for "new since
+    the last run" (docs/history.md); ports without a counter are left out.
+
+    >>> link_events({"0": {"up_count": 2, "down_count": 1, "downs": [], "last_down": "Sun Oct  5 10:13:50 2025"},
+    ...              "1": {"up_count": 3, "down_count": None, "downs": None, "last_down": None}, "2": {"error": "x"}})
+    (Event(key='device 0 link down', count=1, last='Sun Oct  5 10:13:50 2025', new=None), \
+Event(key='device 1 link up', count=3, last=None, new=None))
+    """
+    found = []
+    for dev, stat in sorted(flaps.items(), key=lambda item: int(item[0])):
+        if not isinstance(stat, dict):
+            continue
+        for kind in ("down", "up"):
+            if stat.get(f"{kind}_count") is not None:
+                found.append(Event(f"device {dev} link {kind}", int(stat[f"{kind}_count"]), stat.get("last_down")))
+                break
+    return tuple(found)
+
+
 def _judge_history(check: str, host: str, flaps: Mapping[str, Any], uptime: int | None, window_h: float) -> Finding:
+    return replace(_judge_window(check, host, flaps, uptime, window_h), events=link_events(flaps) or None)
+
+
+def _judge_window(check: str, host: str, flaps: Mapping[str, Any], uptime: int | None, window_h: float) -> Finding:
     window = window_h * 3600
     recent: list[str] = []
     read: list[int] = []

@@ -133,7 +133,7 @@ def run(
                                      transport=transport, max_unhealthy=max_unhealthy, outputs=extras,
                                      interpreter=application.Interpreter(python, setup or [], os.environ),
                                      params=BISECT if bisect else {}, drain_after=drain_after,
-                                     history=_history_store(history, no_history) if drain_after else None)
+                                     history=_history_store(history, no_history))
     report = run_and_show(request, json_out, report_dir, record)
     from preflight.app import history as history_app  # after the verdict, never changing it (docs/history.md)
 
@@ -142,7 +142,7 @@ def run(
 
 
 def _history_store(path: Path | None, off: bool) -> Path | None:
-    from preflight.app import history as history_app  # sqlite3: only for --drain-after and after the verdict
+    from preflight.app import history as history_app  # the store: --drain-after and the events since the last run
 
     return history_app.where(path, off)
 

@@ -135,6 +135,36 @@ def hosts_to_drain(findings: Sequence[Finding], tripped: bool = False, held: fro
 
 
 @dataclass(frozen=True, slots=True)
+class Event:
+    """A kind of event a check counted on a host (an Xid on one GPU, a port's link downs), so that the history
+    step can say what is new since the host's previous run (docs/history.md, "Events since the last run").
+
+    ``count``: as the node counts it now (the kernel log since boot, the port's counter); ``last``: when the newest
+    one was logged, as the node printed it; ``new``: filled in from the history store, how many of ``count``
+    came after the previous run (None: not compared, e.g. no earlier run or ``--no-history``).
+
+    >>> Event("Xid 79 on 0000:3b:00", 2, "Fri Nov 27 06:10:01 2026").to_dict()
+    {'key': 'Xid 79 on 0000:3b:00', 'count': 2, 'last': 'Fri Nov 27 06:10:01 2026'}
+    """
+
+    key: str
+    count: int
+    last: str | None = None
+    new: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"key": self.key, "count": self.count, "last": self.last}
+        if self.new is not None:
+            data["new"] = self.new
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Event:
+        new = data.get("new")
+        return cls(str(data["key"]), int(data["count"]), data.get("last"), None if new is None else int(new))
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One verdict: a check about a host (or the cluster when ``host`` is None)."""
 
@@ -155,6 +185,8 @@ class Finding:
     expected_gbps: float | None = None  # the busbw the link class should give (preflight.allreduce.expected)
     group: tuple[str, ...] | None = None  # the hosts of an all_reduce group (``--bisect``)
     round: int | None = None  # the bisection round that ran it
+    events: tuple[Event, ...] | None = None  # what the check counted (gpu.xid.errors, hccn.link.flaps)
+    previous_run: str | None = None  # the host's previous run the events were compared with (ISO time)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -170,6 +202,10 @@ class Finding:
             value = getattr(self, key)
             if value is not None:
                 data[key] = list(value) if isinstance(value, tuple) else value
+        if self.events is not None:
+            data["events"] = [e.to_dict() for e in self.events]
+        if self.previous_run is not None:
+            data["previous_run"] = self.previous_run
         return data
 
     @classmethod
@@ -191,6 +227,9 @@ class Finding:
             expected_gbps=data.get("expected_gbps"),
             group=tuple(data["group"]) if isinstance(data.get("group"), list) else None,
             round=data.get("round"),
+            events=tuple(Event.from_dict(e) for e in data["events"]) if isinstance(data.get("events"), list)
+            else None,
+            previous_run=data.get("previous_run"),
         )
 
 
@@ -322,6 +361,9 @@ def _redact_finding(finding: Finding, secrets: frozenset[str]) -> Finding:
 
     message = redact_text(finding.message, secrets)
     observed, expected, remedy = clean(finding.observed), clean(finding.expected), clean(finding.remedy)
-    if (message, observed, expected, remedy) == (finding.message, finding.observed, finding.expected, finding.remedy):
+    events = None if finding.events is None else tuple(
+        replace(e, key=redact_text(e.key, secrets), last=clean(e.last)) for e in finding.events)
+    if (message, observed, expected, remedy, events) == (finding.message, finding.observed, finding.expected,
+                                                         finding.remedy, finding.events):
         return finding
-    return replace(finding, message=message, observed=observed, expected=expected, remedy=remedy)
+    return replace(finding, message=message, observed=observed, expected=expected, remedy=remedy, events=events)

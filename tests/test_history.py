@@ -32,7 +32,7 @@ def test_schema_wal_and_rows(tmp_path: Path) -> None:
     run_id = store.record(path, report("n1", Status.FAIL, Status.PASS, observed="64"), "node", now=100.0)
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "1"
+        assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "2"
         assert conn.execute("SELECT run_id, command, verdict, exit_code FROM runs").fetchall() == [
             (run_id, "node", "fail", 1)]
     rows = store.load(path)
@@ -52,16 +52,16 @@ def test_a_newer_schema_is_refused_and_an_older_migrated(tmp_path: Path, monkeyp
     path = tmp_path / "h.sqlite"
     store.record(path, report(), "run")
     monkeypatch.setattr(store, "MIGRATIONS", (*store.MIGRATIONS, ("ALTER TABLE runs ADD COLUMN note TEXT",)))
-    monkeypatch.setattr(store, "SCHEMA_VERSION", 2)
-    store.record(path, report(), "run")  # migrated from 1 to 2 in place, the old rows kept
+    monkeypatch.setattr(store, "SCHEMA_VERSION", 3)
+    store.record(path, report(), "run")  # migrated from 2 to 3 in place, the old rows kept
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "2"
+        assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "3"
         assert "note" in [c[1] for c in conn.execute("PRAGMA table_info(runs)")]
     assert len(store.runs(path)) == 2
-    monkeypatch.setattr(store, "SCHEMA_VERSION", 1)
+    monkeypatch.setattr(store, "SCHEMA_VERSION", 2)
     with pytest.raises(store.HistoryError, match="newer than this preflight"):
         store.record(path, report(), "run")
-    with pytest.raises(store.HistoryError, match="schema version 2"):
+    with pytest.raises(store.HistoryError, match="schema version 3"):
         store.load(path)
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from preflight.app.selection import UsageError
-from preflight.history import policy, store, view
+from preflight.history import events, policy, store, view
 from preflight.history.analysis import FLAP_CHANGES
 from preflight.model import RedactedReport, Report, Status
 
@@ -108,3 +108,18 @@ def with_policy(report: Report, drain_after: str | None, path: Path | None, warn
              f"once: {exc}")
         return report
     return policy.apply(report, policy.parse(drain_after), earlier, time.time() if now is None else now)
+
+
+def with_events(report: Report, path: Path | None, warn: Callable[[str], None] = _stderr) -> Report:
+    """``report`` with what is new since each host's previous run (``events.annotate``) for the findings that count
+    events (Xids, link downs), read from the store at ``path`` before this run is recorded. No store, no earlier
+    run, or ``--no-history``: the report as it is; a store that cannot be read: a warning, the report as it is."""
+    wanted = [(f.host, f.check) for f in report.findings if f.host and f.events]
+    if path is None or not wanted or not path.exists():
+        return report
+    try:
+        found = store.previous_events(path, wanted)
+    except store.HistoryError as exc:
+        warn(f"preflight: warning: history not read (what is new since the last run is not said): {exc}")
+        return report
+    return events.annotate(report, {key: (p.time, p.events) for key, p in found.items()})

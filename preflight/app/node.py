@@ -147,6 +147,10 @@ def run_node(request: NodeRequest, seconds: float) -> RedactedReport:
                          drop=chosen.dropped, sudo=request.sudo)
     engine = Engine(inventory, chosen.checks, options, transport_factory=lambda host: LocalTransport())
     report = engine.run()
+    if request.history is not None and any(f.events for f in report.findings):
+        from preflight.app.history import with_events
+
+        report = with_events(report, request.history)
     if request.drain_after is not None:
         from preflight import drain
         from preflight.app.history import with_policy

@@ -98,10 +98,15 @@ def run_cluster(request: RunRequest, engine: Engine | None = None,
 
 def finish(report: Report, max_unhealthy: str | None, outputs: ReportOutputs | None,
            drain_after: str | None = None, history: Path | None = None) -> RedactedReport:
-    """The judged report as the application hands it back: ``--max-unhealthy`` applied, then ``--drain-after``
+    """The judged report as the application hands it back: ``--max-unhealthy`` applied, what is new since each
+    host's previous run (Xids, link downs: ``history``'s earlier runs), then ``--drain-after``
     (the failing hosts' earlier runs read from ``history``), the baseline compared, and redacted, once
     (``RedactedReport``: what every renderer and writer takes)."""
     report = drain.apply(report, max_unhealthy)[0]
+    if history is not None and any(f.events for f in report.findings):
+        from preflight.app.history import with_events  # sqlite3: only when a finding counted events
+
+        report = with_events(report, history)
     if drain_after is not None:
         from preflight.app.history import with_policy  # sqlite3: only when a policy is asked for
 

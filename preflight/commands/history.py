@@ -8,7 +8,10 @@ Example::
     node2  lemon 0.47 (3 of 5 runs failed)
       FLAPPING sysctl.somaxconn: fail pass fail pass fail (4 changes)
 
-Exit 0 with the summary, 2 on a usage error (a bad ``--since``), 4 when the store cannot be read.
+``--html FILE`` also writes the summary as a page (``preflight.render.history_html``).
+
+Exit 0 with the summary, 2 on a usage error (a bad ``--since``), 4 when the store cannot be read or the page
+cannot be written.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ def register(app: typer.Typer) -> None:
         flap_changes: Annotated[int, typer.Option(help="status changes within the window that make a finding "
                                                   "flapping", min=1)] = 3,
         json_out: Annotated[bool, typer.Option("--json", help="print the JSON document instead")] = False,
+        html_out: Annotated[Path | None, typer.Option("--html", help="also write the summary as an HTML page to "
+                                                      "this file (every entry of every timeline)")] = None,
     ) -> None:
         """Per host: its non-pass findings over time, what flaps, its lemon score (fails weighted to recent runs).
 
@@ -57,4 +62,10 @@ def register(app: typer.Typer) -> None:
             sys.stderr.write(f"preflight: cannot read the history: {exc}\n")
             raise typer.Exit(exit_codes.COULD_NOT_TELL) from None
         sys.stdout.write(json.dumps(data, indent=2) + "\n" if json_out else text(data, str(path)))
+        if html_out is not None:
+            from preflight.delivery import write_file
+            from preflight.render import history_html
+
+            if write_file(str(html_out), lambda: history_html.write(data, html_out)) is None:
+                raise typer.Exit(exit_codes.COULD_NOT_TELL)
         raise typer.Exit(exit_codes.OK)

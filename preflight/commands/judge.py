@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
                                          outputs=ReportOutputs.build(junit=junit, prometheus=prometheus,
                                                                      markdown=markdown),
                                          run_id=run_id, max_age=max_age, drain_after=drain_after,
-                                         history=_store(history, no_history) if drain_after else None)
+                                         history=_store(history, no_history))
         try:
             report = judge_app.judge_facts(request)
         except UsageError as exc:

@@ -172,7 +172,7 @@ def register(app: typer.Typer) -> None:
             checks=split_items(checks), skip=split_items(skip), settings=items, accelerator=accelerator,
             devices_per_host=devices_per_host, master_port=master_port, ranks=ranks,
             hosts=Path(hosts) if hosts else None, name=name, interpreter=interpreter, sudo=sudo,
-            environ=os.environ, drain_after=drain_after, history=_store(history, no_history) if drain_after else None)
+            environ=os.environ, drain_after=drain_after, history=_store(history, no_history))
         with node_app.Deadline(timeout, late) as deadline:  # slow is not bad: never drain a node for it (exit 4)
             try:
                 report = node_app.run_node(request, deadline.left())

@@ -27,8 +27,13 @@ from preflight.model import Finding, Report, Status, hosts_to_drain
 
 CHECK = "preflight.drain_policy"
 # Finding ids whose fail is drained at once, whatever the host's history: a device missing, a fatal Xid,
-# a dead link (docs/history.md).
+# a dead link (docs/history.md). gpu.xid.errors fails only for an Xid NVIDIA's catalog asks a reset, a reboot or
+# support for (a benign Xid passes, an unknown one warns: neither is a fail, so neither drains).
 HARD_FAULTS = frozenset({"gpu.devices.count", "npu.count", "gpu.xid.errors", "hccn.link.up", "gpu.fabric.ports"})
+# Of these, the counts are hard only with fewer devices than expected: more (or chips counted as NPUs) is
+# devices_per_host set wrong, the same on every host, not a fault of one.
+COUNTS = frozenset({"gpu.devices.count", "npu.count"})
+_LEADING = re.compile(r"^\s*(\d+)\b")
 _RATIO = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 _SPAN = re.compile(r"^\s*(\d+)\s*x\s*/\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 7 * 86400.0}
@@ -84,6 +89,26 @@ def _window(policy: Policy, earlier: Sequence[tuple[float, str, bool]], now: flo
     return [r for r in ordered if r[0] >= now - policy.window_s]
 
 
+def hard_fault(finding: Finding) -> bool:
+    """A failing finding the policy drains at once: one of :data:`HARD_FAULTS`, and for a device count, fewer
+    devices than expected (the leading numbers of ``observed`` and ``expected``; unreadable: hard).
+
+    >>> lost = Finding("gpu.devices.count", "n1", Status.FAIL, "m", observed="7 GPUs (indexes 0, 1, 2, 3, 4, 5, 6)",
+    ...                expected="8 GPUs (devices_per_host)")
+    >>> hard_fault(lost), hard_fault(replace(lost, observed="16 GPUs (indexes 0-15)"))
+    (True, False)
+    >>> hard_fault(Finding("sysctl.somaxconn", "n1", Status.FAIL, "m")), hard_fault(replace(lost, status=Status.WARN))
+    (False, False)
+    """
+    if finding.status != Status.FAIL or finding.check not in HARD_FAULTS:
+        return False
+    if finding.check in COUNTS:
+        have, want = _LEADING.match(finding.observed or ""), _LEADING.match(finding.expected or "")
+        if have and want:
+            return int(have[1]) < int(want[1])
+    return True
+
+
 def apply(report: Report, policy: Policy, earlier: Sequence[Row], now: float, k: int = FLAP_CHANGES) -> Report:
     """``report`` (already through ``drain.apply``) with the policy's decision in ``extra["drain"]``: ``held``,
     ``flapping``, ``hard``, ``recommend_drain`` without the held hosts; and one ``preflight.drain_policy`` warn
@@ -106,7 +131,7 @@ def apply(report: Report, policy: Policy, earlier: Sequence[Row], now: float, k:
         count = 1 + sum(1 for *_, bad in window if bad)
         seen = f"failed in {count} of the last {len(window) + 1} runs" if policy.runs else \
             f"{count} failed runs within {policy.text.split('/', 1)[1].strip()}"
-        hard_ids = sorted({f.check for f in fails if f.check in HARD_FAULTS})
+        hard_ids = sorted({f.check for f in fails if hard_fault(f)})
         flaps = []
         for f in fails:
             statuses = [s for _, rid, s in sequences.get((host, f.check), []) if rid in in_window] + ["fail"]

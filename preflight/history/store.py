@@ -18,6 +18,7 @@ their turn for milliseconds and lose no row.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import uuid
@@ -27,9 +28,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from preflight.model import RedactedReport
+from preflight.model import Event, RedactedReport
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE = 1  # the oldest schema version this preflight reads without writing first (1 lacks findings.events)
 # MIGRATIONS[i] brings a store from schema version i to i + 1 (0: a new, empty file).
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -42,6 +44,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX IF NOT EXISTS findings_host_at ON findings (host, at)",
         "CREATE INDEX IF NOT EXISTS runs_at ON runs (at)",
     ),
+    # 2: the events a finding counted (gpu.xid.errors, hccn.link.flaps), JSON: [{"key", "count", "last"}]
+    ("ALTER TABLE findings ADD COLUMN events TEXT",),
 )
 DEFAULT_BUSY_S = 5.0  # run and judge: how long a writer waits for another's lock (node: within --timeout)
 
@@ -140,7 +144,8 @@ def record(path: Path, report: RedactedReport, command: str, busy_s: float = DEF
     run_id = run_id or uuid.uuid4().hex
     stamp = _iso(at)
     verdict = report.verdict()
-    rows = [(run_id, stamp, at, command, f.host, f.check, f.status.value, f.observed) for f in report.findings]
+    rows = [(run_id, stamp, at, command, f.host, f.check, f.status.value, f.observed, _events_json(f.events))
+            for f in report.findings]
     with _connect(path, busy_s, write=True) as conn:
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
         if str(mode).lower() != "wal":
@@ -151,8 +156,8 @@ def record(path: Path, report: RedactedReport, command: str, busy_s: float = DEF
             _migrate(conn, path)
             conn.execute("INSERT INTO runs (run_id, time, at, command, verdict, exit_code) VALUES (?, ?, ?, ?, ?, ?)",
                          (run_id, stamp, at, command, verdict.value, verdict.exit_code))
-            conn.executemany("INSERT INTO findings (run_id, time, at, command, host, finding, status, observed)"
-                             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            conn.executemany("INSERT INTO findings (run_id, time, at, command, host, finding, status, observed,"
+                             " events) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -161,12 +166,77 @@ def record(path: Path, report: RedactedReport, command: str, busy_s: float = DEF
     return run_id
 
 
-def _checked(conn: sqlite3.Connection, path: Path) -> None:
+def _checked(conn: sqlite3.Connection, path: Path) -> int:
+    """The store's schema version when this preflight reads it (:data:`READABLE` to :data:`SCHEMA_VERSION`)."""
     version = schema_version(conn)
-    if version != SCHEMA_VERSION:
+    if not READABLE <= version <= SCHEMA_VERSION:
         raise HistoryError(f"history store {path}: schema version {version}, this preflight reads "
-                           f"{SCHEMA_VERSION}" + (" (write to it once to migrate it)" if version < SCHEMA_VERSION
-                                                  else ""))
+                           f"{READABLE} to {SCHEMA_VERSION}" + (" (write to it once to migrate it)"
+                                                                if version < SCHEMA_VERSION else ""))
+    return version
+
+
+def _events_json(events: Sequence[Event] | None) -> str | None:
+    """A finding's events as stored (``new`` left out: it is this run's comparison, not an observation).
+
+    >>> _events_json([Event("Xid 79 on 0000:3b:00", 2, None, new=2)])
+    '[{"key": "Xid 79 on 0000:3b:00", "count": 2, "last": null}]'
+    """
+    if events is None:
+        return None
+    return json.dumps([{"key": e.key, "count": e.count, "last": e.last} for e in events])
+
+
+def _events(text: str | None) -> tuple[Event, ...]:
+    """Stored events back; an unreadable value is no events (never an exception).
+
+    >>> _events('[{"key": "device 0 link down", "count": 7, "last": null}]'), _events("garbage")
+    ((Event(key='device 0 link down', count=7, last=None, new=None),), ())
+    """
+    try:
+        data = json.loads(text or "[]")
+        return tuple(Event.from_dict(e) for e in data)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return ()
+
+
+@dataclass(frozen=True)
+class Previous:
+    """A host's finding in its previous run that counted events: when, and what it counted."""
+
+    run_id: str
+    time: str
+    at: float
+    events: tuple[Event, ...]
+
+
+def previous_events(path: Path, wanted: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Previous]:
+    """(host, finding) -> the events that finding counted in the host's latest recorded run that has them (its
+    rows of that run merged); pairs never recorded with events are left out. A store of schema version 1 has
+    none."""
+    pairs = set(wanted)
+    hosts, ids = sorted({h for h, _ in pairs}), sorted({f for _, f in pairs})
+    if not pairs:
+        return {}
+    with _connect(path, DEFAULT_BUSY_S, write=False) as conn:
+        if _checked(conn, path) < 2:
+            return {}
+        latest = ("SELECT host, finding, MAX(at) AS at FROM findings WHERE events IS NOT NULL"
+                  f" AND host IN ({', '.join('?' * len(hosts))}) AND finding IN ({', '.join('?' * len(ids))})"
+                  " GROUP BY host, finding")
+        found = conn.execute(
+            "SELECT f.host, f.finding, f.run_id, f.time, f.at, f.events FROM findings f"
+            f" JOIN ({latest}) m ON f.host = m.host AND f.finding = m.finding AND f.at = m.at"
+            " WHERE f.events IS NOT NULL ORDER BY f.rowid", [*hosts, *ids]).fetchall()
+    out: dict[tuple[str, str], Previous] = {}
+    for host, finding, run_id, stamp, at, events in found:
+        key = (str(host), str(finding))
+        if key not in pairs:
+            continue
+        seen = out.get(key)
+        merged = (seen.events if seen else ()) + _events(events)
+        out[key] = Previous(str(run_id), str(stamp), float(at), merged)
+    return out
 
 
 def load(path: Path, hosts: Sequence[str] = (), since: float | None = None) -> list[Row]:
