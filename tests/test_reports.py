@@ -164,6 +164,31 @@ def test_prometheus_exposition_parses_with_the_real_parser() -> None:
     assert families["preflight_started_timestamp_seconds"].samples[0].value == 1795309200.0
 
 
+def test_prometheus_per_host_verdicts_and_run_timestamps() -> None:
+    """Each host with a finding: its own verdict (held 5), the run's start as its run timestamp, and a failed-run
+    timestamp only for hosts with a fail (what examples/prometheus/preflight-rules.yml counts runs by)."""
+    findings = [Finding("os.shm", "ok", Status.PASS, "m"), Finding("os.shm", "warned", Status.WARN, "m"),
+                Finding("ssh.connect", "gone", Status.ERROR, "m"), Finding("os.shm", "bad", Status.FAIL, "m"),
+                Finding("os.shm", "bad", Status.ERROR, "m"), Finding("os.shm", "kept", Status.FAIL, "m"),
+                Finding("versions.cann", None, Status.FAIL, "m")]
+    rep = Report([HostResult("ok", "10.0.0.1", True)], findings, ["os"], "2026-11-22T01:00:00+00:00", 1.0,
+                 extra={"drain": {"held": ["kept"]}})
+
+    def samples(report: Report) -> dict[str, dict[str, float]]:
+        text = prometheus.render(report.redacted())
+        return {f.name: {s.labels["host"]: s.value for s in f.samples}
+                for f in text_string_to_metric_families(text) if f.name.startswith("preflight_host_")}
+
+    got = samples(rep)
+    assert got["preflight_host_verdict"] == {"ok": 0, "warned": 1, "gone": 2, "bad": 3, "kept": 5}
+    assert got["preflight_host_run_timestamp_seconds"] == dict.fromkeys(["ok", "warned", "gone", "bad", "kept"],
+                                                                        1795309200.0)
+    assert got["preflight_host_failed_timestamp_seconds"] == {"bad": 1795309200.0, "kept": 1795309200.0}
+    assert samples(replace(rep, findings=findings[:3]))["preflight_host_verdict"] == {"ok": 0, "warned": 1, "gone": 2}
+    assert "preflight_host_failed_timestamp_seconds" not in samples(replace(rep, findings=findings[:3]))
+    assert set(samples(replace(rep, started="unknown"))) == {"preflight_host_verdict", "preflight_host_reachable"}
+
+
 # --- Markdown ----------------------------------------------------------------------------------------------
 
 
