@@ -45,7 +45,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX IF NOT EXISTS runs_at ON runs (at)",
     ),
     # 2: the events a finding counted (gpu.xid.errors, hccn.link.flaps), JSON: [{"key", "count", "last"}]
-    ("ALTER TABLE findings ADD COLUMN events TEXT",),
+    # and an index to find a host's latest run of a finding at once (store.previous_events, every run with Xids)
+    ("ALTER TABLE findings ADD COLUMN events TEXT",
+     "CREATE INDEX IF NOT EXISTS findings_host_finding_at ON findings (host, finding, at)"),
 )
 DEFAULT_BUSY_S = 5.0  # run and judge: how long a writer waits for another's lock (node: within --timeout)
 
@@ -214,28 +216,19 @@ def previous_events(path: Path, wanted: Sequence[tuple[str, str]]) -> dict[tuple
     """(host, finding) -> the events that finding counted in the host's latest recorded run that has them (its
     rows of that run merged); pairs never recorded with events are left out. A store of schema version 1 has
     none."""
-    pairs = set(wanted)
-    hosts, ids = sorted({h for h, _ in pairs}), sorted({f for _, f in pairs})
-    if not pairs:
-        return {}
+    out: dict[tuple[str, str], Previous] = {}
     with _connect(path, DEFAULT_BUSY_S, write=False) as conn:
         if _checked(conn, path) < 2:
             return {}
-        latest = ("SELECT host, finding, MAX(at) AS at FROM findings WHERE events IS NOT NULL"
-                  f" AND host IN ({', '.join('?' * len(hosts))}) AND finding IN ({', '.join('?' * len(ids))})"
-                  " GROUP BY host, finding")
-        found = conn.execute(
-            "SELECT f.host, f.finding, f.run_id, f.time, f.at, f.events FROM findings f"
-            f" JOIN ({latest}) m ON f.host = m.host AND f.finding = m.finding AND f.at = m.at"
-            " WHERE f.events IS NOT NULL ORDER BY f.rowid", [*hosts, *ids]).fetchall()
-    out: dict[tuple[str, str], Previous] = {}
-    for host, finding, run_id, stamp, at, events in found:
-        key = (str(host), str(finding))
-        if key not in pairs:
-            continue
-        seen = out.get(key)
-        merged = (seen.events if seen else ()) + _events(events)
-        out[key] = Previous(str(run_id), str(stamp), float(at), merged)
+        for host, finding in sorted(set(wanted)):  # each a walk down findings_host_finding_at, not a scan
+            latest = conn.execute("SELECT at FROM findings WHERE host = ? AND finding = ? AND events IS NOT NULL"
+                                  " ORDER BY at DESC LIMIT 1", (host, finding)).fetchone()
+            if latest is None:
+                continue
+            rows = conn.execute("SELECT run_id, time, events FROM findings WHERE host = ? AND finding = ? AND at = ?"
+                                " AND events IS NOT NULL ORDER BY rowid", (host, finding, latest[0])).fetchall()
+            merged = tuple(e for row in rows for e in _events(row[2]))
+            out[(host, finding)] = Previous(str(rows[0][0]), str(rows[0][1]), float(latest[0]), merged)
     return out
 
 
