@@ -397,3 +397,51 @@ def test_round3_adds_no_false_alarm() -> None:
 def _category(text: str) -> str:
     best = explain_texts({"r.log": text}).best
     return best.signature.category if best else "unknown"
+
+
+def test_round4_classes_in_the_vendors_generic_wordings() -> None:
+    """Issue 38, round 4 (by class, no frozen3 log read): an NPU core exception with or without a code, a Triton
+    kernel over the GPU's shared memory, host memory (std::bad_alloc, the shell's bare ``Killed``), vLLM's KV cache,
+    a peer on Docker's bridge, DeepSpeed's batch sizes, argparse, and the installed packages by keywords. Lines
+    from public threads (tests/fixtures/explain/corpus.json and excerpts.json keep their sources)."""
+    for text, category in (
+            ("Kernel task happen error, retCode=0x31, [vector core exception].[FUNC:PreCheckTaskErr]"
+             "[FILE:davinci_kernel_task.cc][LINE:1729]", "app-fault"),
+            ("Kernel task happen error, retCode=0x26, [aicore exception].[FUNC:PreCheckTaskErr]", "app-fault"),
+            ("AICORE Kernel task happen error, retCode=0x26.[FUNC:GetError][FILE:stream.cc][LINE:1475]", "app-fault"),
+            ("The error from device(chipId:5, dieId:0), serial number is 65, there is an exception of aivec error, "
+             "core id is 44, error code = 0", "app-fault"),
+            ("Aicore kernel execute failed, device_id=0, stream_id=2, report_stream_id=2, task_id=1167, flip_num=0, "
+             "fault kernel_name=ApplyTopKTopPWithSorted_fp32_high_performance_0,", "app-fault"),
+            ("[Error]: The vector core execution is abnormal.", "app-fault"),
+            ("rtDeviceSynchronize execute failed, reason=[vector core exception][FUNC:FuncErrorReason]", "app-fault"),
+            ("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 65538, Hardware limit: "
+             "65536.", "app-fault"),
+            ("terminate called after throwing an instance of 'std::bad_alloc'", "oom"),
+            ("Killed", "oom"),
+            ("ValueError: The model's max seq len (16000) is larger than the maximum number of tokens that can be "
+             "stored in KV cache (96). Try increasing 'gpu_memory_utilization'", "oom"),
+            ("node1:9:9 [0] misc/socket.cc:480 NCCL WARN socketStartConnect: Connect to 172.17.0.2<38847> failed : "
+             "Software caused connection abort", "wrong-interface"),
+            ("AssertionError: Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu "
+             "* gradient_acc_step * world_size 64 != 4 *\n8 * 1", "launch-args"),
+            ("train.py: error: the following arguments are required: --cfg", "launch-args"),
+            ("ModuleNotFoundError: No module named 'torch_npu._C'", "version-mismatch"),
+            ("ImportError: /lib/libstdc++.so.6: version `GLIBCXX_3.4.32' not found (required by /usr/local/lib64/"
+             "python3.11/site-packages/torch/lib/libtorch_python.so)", "version-mismatch"),
+            ("OSError: /lib64/libm.so.6: version `GLIBC_2.29' not found (required by torch_sparse/_metis_cuda.so)",
+             "version-mismatch")):
+        assert _category(text) == category, text
+
+
+def test_round4_adds_no_false_alarm() -> None:
+    """Application bugs and healthy lines that share words with the round-4 classes claim nothing, and a peer on a
+    routable address is not blamed on the interface."""
+    for text in ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
+                 "npu:0 and cpu!",
+                 "AttributeError: 'DistributedDataParallel' object has no attribute 'self_cond'",
+                 "RuntimeError: The size of tensor a (3) must match the size of tensor b (4) at dimension 1",
+                 "epoch 3: Killed 2 stale workers, loss=0.12",
+                 "node1:9:9 [0] NCCL INFO NET/Socket : Using [0]docker0:172.17.0.1<0>"):
+        assert _category(text) == "unknown", text
+    assert _category("connect() to 10.1.2.3 failed: Connection refused (111)") != "wrong-interface"

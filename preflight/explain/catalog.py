@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from preflight.explain.catalog_ascend import ASCEND
 from preflight.explain.catalog_cuda import CUDA
+from preflight.explain.catalog_device import DEVICE
 from preflight.explain.catalog_hosts import HOSTS
 from preflight.explain.catalog_launchers import LAUNCHERS
 from preflight.explain.catalog_nccl import NCCL
@@ -26,6 +27,6 @@ from preflight.explain.signature import CATEGORIES, Signature
 __all__ = ["CATALOG", "CATEGORIES", "SIGNATURES", "Signature"]
 
 # In matching order: the entries of a part keep their order, as when they were one table.
-CATALOG: tuple[Signature, ...] = (*NETWORK, *HOSTS, *ASCEND, *CUDA, *NCCL, *TORCH, *LAUNCHERS)
+CATALOG: tuple[Signature, ...] = (*NETWORK, *HOSTS, *ASCEND, *CUDA, *NCCL, *TORCH, *LAUNCHERS, *DEVICE)
 
 SIGNATURES: dict[str, Signature] = {s.id: s for s in CATALOG}

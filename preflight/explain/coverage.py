@@ -25,6 +25,7 @@ LIBRARIES = {
     "accelerate": "accelerate", "mpirun": "Open MPI (mpirun)", "os": "OS limits",
     "npu_smi": "HCCL / CANN / torch_npu", "vllm": "vLLM / vllm-ascend", "parallel": "vLLM / vllm-ascend",
     "torch": "torch (build, caching allocator)", "alloc": "torch (build, caching allocator)",
+    "triton": "Triton", "host": "OS limits", "net": "network (interfaces, addresses)",
 }
 
 

@@ -60,7 +60,8 @@ _PEER_FIX = ("Look at the other ranks' logs for the first error (a crash, an OOM
 FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), cat, root, meaning, fix, comp)
                                      for name, p, cat, root, meaning, fix, comp in (
     ("out of memory", r"out of memory|\bOOM\b|Cannot allocate memory|insufficient (?:device )?memory|"
-     r"memory (?:allocation|alloc) failed|failed to allocate|\bMemoryError\b|OutOfMemoryError\b|oom-kill", "oom", True,
+     r"memory (?:allocation|alloc) failed|failed to allocate|\bMemoryError\b|OutOfMemoryError\b|oom-kill|"
+     r"\bbad_alloc\b|memory is not enough|not enough memory|Unable to allocate \d", "oom", True,
      "a device or host ran out of memory", "Free memory on that node (smaller batch, fewer processes on the "
      "device) and check what else holds it.", {"NET/IB": "memlock"}),
     ("too many open files", r"Too many open files|\bEMFILE\b", "open-files", True,
@@ -98,6 +99,16 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      {"NCCL": "fabric", "NET/IB": "fabric", "gloo": "fabric", "HCCL": "hccl-timeout",
       "CANN runtime": "hccl-timeout", "NPU": "hccl-timeout", "TCPStore": "store-timeout",
       "rendezvous": "rendezvous", "torchrun": "rendezvous", "ssh": "ssh"}),
+    # round 4: Python's import errors, the dynamic linker's symbol versions (glibc / libstdc++), pip's resolver,
+    # NumPy's ABI notice, "compiled with different CUDA versions" (torchvision), a version that "does not match" /
+    # "mismatches" / "is not compatible with" another: the installed packages, whatever component they name
+    ("package / version", r"\bNo module named\b|\bcannot import name\b|"
+     r"version [`'\u2018]?GLIBC\w*_[\d.]+'? not found|compiled with different|compiled using NumPy \d|"
+     r"which is incompatible|\bversions?\b[^.;]{0,60}\b(?:does not match|mismatch(?:es)?|(?:is |are )?not "
+     r"compatible|incompatible)\b|\b(?:does not match|mismatch(?:es)?|not compatible with)\b[^.;]{0,60}\bversions?\b",
+     "version-mismatch", True, "a package is missing or of another version than the code importing it expects",
+     "Install the versions the failing package names (its install guide's version table) on every node; "
+     "import errors name the missing module.", {}),
     ("library / version", r"undefined symbol|cannot open shared object file|version mismatch|"
      r"incompatible (?:version|driver)|not compiled with|built without", "version-mismatch", True,
      "a library is missing or of another version than the build expects",

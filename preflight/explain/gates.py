@@ -46,10 +46,11 @@ GATES: dict[str, Gate] = {
                          *(text for text, _ in table_nccl_result._OWN)),
                         re.compile(r"nccl info \S+\.(?:cc|cu|h|c|cpp):[0-9]+ -> [0-9]")),
     # torchrun's "exitcode", "exit code/status", "received by PID", DeepSpeed's "return code", spawn's / mpirun's /
-    # pdsh's signals, CalledProcessError's "died with <Signals", srun's "task N:", bash's "line N: PID", core dumps
+    # pdsh's signals, CalledProcessError's "died with <Signals", srun's "task N:", bash's "line N: PID", core dumps,
+    # the shell's bare "Killed"
     "exit_signal": Gate(("exitcode", "exit code", "exit status", "received by pid", "return code", "with signal",
                          "on signal", "by signal", "died with <signals", "core dumped"),
-                        re.compile(r"\btasks? [0-9,\-\[\]]+:|\bline [0-9]+: [0-9]")),
+                        re.compile(r"\btasks? [0-9,\-\[\]]+:|\bline [0-9]+: [0-9]|^\s*killed\s*$")),
 }
 
 

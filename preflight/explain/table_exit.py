@@ -172,6 +172,7 @@ _FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"\btasks? [\d,\-\[\]]+:\s*({_TEXTS})\b", re.I), "text"),  # srun: error: HOST: task N: Killed
     (re.compile(rf"\bline \d+:\s+\d+\s+({_TEXTS})\b", re.I), "text"),  # bash: "line 3: 1234 Killed  python ..."
     (re.compile(rf"^\s*({_TEXTS})\s+\(core dumped\)", re.I), "text"),  # the shell: "Segmentation fault (core dumped)"
+    (re.compile(r"^\s*(Killed)\s*$"), "text"),  # the shell's own line for a foreground job killed by SIGKILL
 )
 
 
@@ -184,7 +185,7 @@ def _key(kind: str, value: str) -> str | None:
     return f"-{n}" if n else None
 
 
-_HINTS = ("exit", "signal", "core dumped", "task", "line ")  # every form has one of these
+_HINTS = ("exit", "signal", "core dumped", "task", "line ", "killed")  # every form has one of these
 
 
 def find(line: str) -> list[str]:

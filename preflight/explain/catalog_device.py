@@ -1,0 +1,134 @@
+"""Known failure signatures, part eight (issue 38, round 4): the job's own device code, memory and installed
+versions in the vendors' generic wordings, whichever accelerator prints them.
+
+- an NPU core exception as the CANN runtime and torch_npu print it, whether or not a code is on the line (the
+  runtime's ``Kernel task happen error, retCode=0x26, [aicore exception]``, the device error report ``there is an
+  aivec error exception``, ``Aicore kernel execute failed``, torch_npu's ``The vector core execution is
+  abnormal``): ``app-fault``, like CUDA's illegal address / device-side assert (the ``cuda_error`` table);
+- a Triton kernel that asks for more shared memory / registers than the GPU has: ``app-fault`` (the kernel's
+  configuration, not /dev/shm, although the words are ``shared memory``);
+- host memory: C++'s ``std::bad_alloc`` (``oom``, like Python's ``MemoryError`` and the caching allocators);
+- vLLM's KV cache too small for the model's length (``oom``, beside ``vllm.device_memory_short``);
+- a peer reached on Docker's default bridge (172.17.0.0/16) or a link-local address: ``wrong-interface``;
+- DeepSpeed's batch-size assertion (the world size the launch gave disagrees with the config): ``launch-args``;
+- argparse rejecting the launch command's arguments: ``launch-args``.
+
+Each entry's ``source`` is the public thread its excerpt comes from (tests/fixtures/explain/excerpts.json); the
+wordings are those of the vendors' sources in ``WORDING_SOURCES``.
+
+>>> [s.id for s in DEVICE if s.category == "app-fault"]
+['cann.core_exception', 'triton.out_of_resources']
+"""
+
+from __future__ import annotations
+
+from preflight.explain.signature import Signature
+
+_RUNTIME = "https://github.com/hicann/runtime/blob/5dcf3b70b499eddb6c9a908dbd027bde32abc8af/"
+WORDING_SOURCES: dict[str, str] = {
+    # RT_LOG "Kernel task happen error, retCode=%#x, [%s]." with GetTsErrCodeDesc (aicore exception, vector core
+    # exception, aicore trap...), STREAM_REPORT_ERR_MSG "AICORE/AIV Kernel task happen error", the device error
+    # report "there is an aicore error exception" / "an exception of aivec error" (device_error_core_proc.cc)
+    "cann.core_exception": _RUNTIME + "src/runtime/core/src/task/davinci_kernel_task.cc",
+    # torch_npu's device-error notice, printed under ERR00100 for ACL_ERROR_RT_AICORE/VECTOR_CORE_EXCEPTION
+    "cann.core_exception.torch_npu": "https://github.com/Ascend/pytorch/blob/master/torch_npu/csrc/core/npu/"
+                                     "NPUException.cpp",
+    # CompiledKernel._init_handles: raise OutOfResources(self.metadata.shared, max_shared, "shared memory");
+    # OutOfResources.__init__: "out of resource: {name}, Required: {required}, Hardware limit: {limit}"
+    "triton.out_of_resources": "https://github.com/triton-lang/triton/blob/main/python/triton/runtime/errors.py",
+    # libstdc++'s std::bad_alloc::what() and __gnu_cxx::__verbose_terminate_handler
+    "host.bad_alloc": "https://github.com/gcc-mirror/gcc/blob/master/libstdc%2B%2B-v3/libsupc%2B%2B/vterminate.cc",
+    # vllm/worker/worker.py raise_if_cache_size_invalid (v0); vllm/v1/core/kv_cache_utils.py
+    # check_enough_kv_cache_memory (v1)
+    "vllm.kv_cache_too_small": "https://github.com/vllm-project/vllm/blob/main/vllm/v1/core/kv_cache_utils.py",
+    # Docker's default bridge network (docker0, 172.17.0.1/16); RFC 3927 link-local 169.254.0.0/16
+    "net.container_bridge_peer": "https://docs.docker.com/engine/network/drivers/bridge/",
+    # DeepSpeedConfig._batch_assertion
+    "deepspeed.batch_size_mismatch": "https://github.com/deepspeedai/DeepSpeed/blob/"
+                                     "edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/config.py",
+    # ArgumentParser.error: "%(prog)s: error: %(message)s"; _parse_known_args: "the following arguments are
+    # required: %s"; _get_values: "argument %(argument_name)s: invalid %(type)s value: %(value)r"
+    "launch.argparse_error": "https://github.com/python/cpython/blob/3.12/Lib/argparse.py",
+}
+
+_CORE = r"(?:fftsplus )?(?:aicore|ai core|aivec|aivector|aiv|aic|vector core|cube core)"
+
+DEVICE: tuple[Signature, ...] = (
+    Signature(
+        "cann.core_exception", "app-fault",
+        (rf"Kernel task happen error, retCode=0x[0-9a-fA-F]+, \[{_CORE} (?:exception|trap\w*)\]",
+         r"(?:AICORE|AIV|AIC) Kernel (?:task )?happen error, retCode=",
+         rf"there is an? (?:exception of )?{_CORE} error",
+         r"(?:Aicore|AIV|Aivec) kernel execute failed, device_id=",
+         r"The (?:vector core|aicore|AI Core|cube core) execution is abnormal",
+         rf"reason=\[{_CORE} exception\]"),
+        "An NPU compute core (AI Core, or its vector / cube unit) raised an exception while running one of the "
+        "job's kernels (an operator, a fused or custom kernel, a Triton-Ascend / inductor kernel): an address out "
+        "of bounds, an unaligned access, an illegal instruction, or inputs the operator does not handle - CANN's "
+        "runtime reports it on the device, torch_npu as 507015 / 507035. The kernel is named in the report "
+        "(fault kernel_name).",
+        "Rerun with ASCEND_LAUNCH_BLOCKING=1 to see the failing operator; check its input shapes, dtypes and "
+        "formats; update CANN / torch_npu / the kernel package if the operator is theirs, or run the step eager. "
+        "No host check verifies it.",
+        (), "https://github.com/hw-native-sys/PTOAS/pull/426", weight=66),
+    Signature(
+        "triton.out_of_resources", "app-fault",
+        (r"OutOfResources: out of resource: (?:shared memory|registers|threads)",
+         r"out of resource: shared memory, ?Required: ?\d+,? ?Hardware limit"),
+        "A Triton kernel (the job's, or one torch.compile / a kernel library generated) needs more on-chip "
+        "resources than this GPU has - shared memory per block, registers or threads - for its block sizes and "
+        "num_stages; older or consumer GPUs have less (e.g. 99 KiB of shared memory on sm_86, 227 KiB on H100). "
+        "Not /dev/shm.",
+        "Lower the kernel's block sizes or num_stages (or pick the library's config for this GPU), use another "
+        "backend for that op, or run on a GPU with more shared memory per block.",
+        (), "https://github.com/state-spaces/mamba/issues/387", weight=74),
+    Signature(
+        "host.bad_alloc", "oom",
+        (r"terminate called after throwing an instance of 'std::bad_alloc'",
+         r"what\(\):\s+std::bad_alloc", r"MemoryError: std::bad_alloc"),
+        "A C++ allocation on the host failed (std::bad_alloc): the process ran out of host memory or address "
+        "space - too many ranks or data-loader workers per node, a dataset or checkpoint loaded whole into RAM, "
+        "a container memory limit - or it asked for an absurd size read from corrupt data.",
+        "Check the node's free memory and the container's limit while the job runs (`free -g`, the cgroup's "
+        "memory.max); fewer processes or workers per node, smaller buffers; check the size the failing step "
+        "asks for.",
+        ("os.memory",), "https://github.com/Haiyang-W/DSVT/issues/14", weight=60),
+    Signature(
+        "vllm.kv_cache_too_small", "oom",
+        (r"max seq len \(\d+\) is larger than the maximum number of tokens that can be stored in KV cache",
+         r"KV cache is needed, which is larger than the available KV cache memory"),
+        "vLLM's KV cache, what is left of the device memory after the weights within --gpu-memory-utilization, "
+        "cannot hold one request of the model's maximum length (max_model_len).",
+        "Raise --gpu-memory-utilization, lower --max-model-len, free the device (`nvidia-smi` / `npu-smi info`) "
+        "or spread the model over more devices (tensor parallelism).",
+        ("gpu.devices.processes", "npu.processes"), "https://github.com/vllm-project/vllm/issues/10517",
+        weight=82),
+    Signature(
+        "net.container_bridge_peer", "wrong-interface",
+        (r"(?:[Cc]onnect(?:ion)?(?:\(\))? to|from) \[?(?:172\.17|169\.254)\.\d{1,3}\.\d{1,3}\]?(?:<\d+>|:\d+)? "
+         r"?failed",),
+        "A rank tried to reach a peer at an address of Docker's default bridge (172.17.0.0/16) or a link-local "
+        "address (169.254.0.0/16): the peer advertised its docker0 / container-internal / link-local address, "
+        "which other nodes cannot reach. The communication library picked the wrong interface.",
+        "Select the routable interface on every node (NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, HCCL_SOCKET_IFNAME, "
+        "Open MPI's btl_tcp_if_include), or run the containers with --network host.",
+        ("net.interface",), "https://github.com/horovod/horovod/issues/310", weight=78),
+    Signature(
+        "deepspeed.batch_size_mismatch", "launch-args",
+        (r"Check batch related parameters\. ?train_batch_size is not equal to micro_batch_per_gpu \* "
+         r"gradient_acc_step \* world_size",),
+        "DeepSpeed's batch sizes disagree with the launch: train_batch_size is not micro batch x gradient "
+        "accumulation x world size - usually the world size the launcher gave (GPUs, nodes, ranks per node) is "
+        "not the one the config was written for.",
+        "Set train_batch_size (or leave it 'auto') to micro_batch x grad_acc x the real world size, or launch "
+        "with the number of ranks the config expects.",
+        (), "https://github.com/deepspeedai/DeepSpeed/issues/6914", weight=76),
+    Signature(
+        "launch.argparse_error", "launch-args",
+        (r": error: the following arguments are required: \S",
+         r": error: argument [-\w/]+: invalid \w+ value: "),
+        "The launch command's arguments were rejected (argparse): a required argument is missing or a value has "
+        "the wrong type - in the launcher (torchrun, deepspeed, accelerate) or in the training script it starts.",
+        "Give every required argument with a valid value; compare the command with the program's `--help`.",
+        (), "https://github.com/pytorch/accimage/issues/39", weight=60),
+)
