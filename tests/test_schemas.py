@@ -94,11 +94,12 @@ def test_a_report_missing_a_key_fails(local_report: dict[str, Any]) -> None:
 def documented_hosts_files() -> list[tuple[str, str]]:
     """(where, YAML text) of every hosts.yaml in README.md, docs/ and examples/; a `yaml` block of the docs
     without `hosts:` is a part of one (`checks:` alone) and is read with one host added. Blocks of other
-    files (explain's signatures.yaml: a top-level `signatures:`) are left out."""
+    files (explain's signatures.yaml: a top-level `signatures:`; Prometheus' configuration and rules) are left
+    out."""
     found = []
     for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         for n, block in enumerate(re.findall(r"```yaml\n(.*?)```", doc.read_text(), flags=re.S)):
-            if re.match(r"signatures:", block):
+            if re.match(r"\s*(?:signatures|scrape_configs|groups):", block):  # explain's signatures, Prometheus
                 continue
             found.append((f"{doc.relative_to(ROOT)}#{n}", block))
     for path in sorted((ROOT / "examples").rglob("*.yaml")):
