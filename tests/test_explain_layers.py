@@ -430,7 +430,20 @@ def test_round4_classes_in_the_vendors_generic_wordings() -> None:
             ("ImportError: /lib/libstdc++.so.6: version `GLIBCXX_3.4.32' not found (required by /usr/local/lib64/"
              "python3.11/site-packages/torch/lib/libtorch_python.so)", "version-mismatch"),
             ("OSError: /lib64/libm.so.6: version `GLIBC_2.29' not found (required by torch_sparse/_metis_cuda.so)",
-             "version-mismatch")):
+             "version-mismatch"),
+            ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: RuntimeError: Cannot find a working "
+             "triton installation. More information on installing Triton can be found at https://github.com/openai/"
+             "triton", "version-mismatch"),
+            ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nImportError: cannot import name "
+             "'triton_key' from 'triton.compiler.compiler' (/opt/conda/lib/python3.10/site-packages/triton/compiler/"
+             "compiler.py)", "version-mismatch"),
+            # torch_npu's ERRxxyyy and the cuBLAS / cuDNN statuses (vendor tables, round 4)
+            ("(Worker_DP0_TP0_EP0 pid=33724) ERROR [ERROR] 2025-10-11-11:37:35 (PID:33724, Device:0, RankID:-1) "
+             "ERR01001 OPS invalid parameter", "app-fault"),
+            ("RuntimeError: Format of weight in npu_grouped_matmul is FRACTAL_NZ, current CANN version do not support "
+             "with this format. Please try to update the version of CANN.\n[ERROR] 2025-10-11-11:37:35 (PID:33724, "
+             "Device:0, RankID:-1) ERR01001 OPS invalid parameter", "version-mismatch"),
+            ("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`", "oom")):
         assert _category(text) == category, text
 
 
@@ -445,3 +458,7 @@ def test_round4_adds_no_false_alarm() -> None:
                  "node1:9:9 [0] NCCL INFO NET/Socket : Using [0]docker0:172.17.0.1<0>"):
         assert _category(text) == "unknown", text
     assert _category("connect() to 10.1.2.3 failed: Connection refused (111)") != "wrong-interface"
+    for text in ("[ERROR] 2025-04-29-18:46:11 (PID:1066924, Device:1, RankID:-1) ERR00100 PTA call acl api failed",
+                 "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, "
+                 "opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`"):
+        assert _category(text) == "unknown", text  # generic codes claim nothing

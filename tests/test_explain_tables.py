@@ -27,6 +27,7 @@ from preflight.explain.table_c10d_rows import ROWS as C10D_ROWS
 from preflight.explain.table_cann import CANN, CANN_INNER, HCOMM
 from preflight.explain.table_cann_ops import TABLE as CANN_OPS
 from preflight.explain.table_cuda_error import TABLE as CUDA_ERROR
+from preflight.explain.table_cuda_libs import TABLE as CUDA_LIBS
 from preflight.explain.table_elastic import ROWS as ELASTIC_ROWS
 from preflight.explain.table_elastic import TABLE as ELASTIC
 from preflight.explain.table_exit import TABLE as EXIT
@@ -46,6 +47,7 @@ from preflight.explain.table_nccl_result import TABLE as NCCL_RESULT
 from preflight.explain.table_nccl_warn import TABLE as NCCL_WARN
 from preflight.explain.table_nccl_warn import normalize
 from preflight.explain.table_templates import key as template_key
+from preflight.explain.table_torch_npu import TABLE as TORCH_NPU_ERR
 from preflight.explain.table_xid import TABLE as XID
 from preflight.explain.tables import DECODERS
 
@@ -63,9 +65,13 @@ UNSEEN: dict[str, tuple[str, str]] = {
                     "&(comm->hcclComm_)), error code is 24", "24"),
     "acl": ("RuntimeError: ACL stream synchronize failed, error code:507054", "507054"),
     "aclnn": ("call aclnnMatmul failed, error code is 561112", "561112"),
+    "torch_npu_err": ("[ERROR] 2025-01-02-03:04:05 (PID:77, Device:3, RankID:3) ERR03003 GRAPH invalid value",
+                      "ERR03003"),
     "nccl_warn": ("node-1:4242:4301 [3] bootstrap.cc:1014 NCCL WARN Bootstrap Root : rank 3 of 8 ranks has already "
                   "checked in", "bootstrap root: rank %d of %d ranks has already checked in"),
     "cuda_error": ("torch.AcceleratorError: CUDA error: misaligned address", "716"),
+    "cuda_libs": ("RuntimeError: cuDNN error: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH",
+                  "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"),
     "xid": ("kernel: NVRM: Xid (PCI:0000:3b:00): 94, pid=2154, name=python3, Contained ECC error.", "94"),
     "nccl_result": ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
                     "ProcessGroupNCCL.cpp:3356, invalid argument (run with NCCL_DEBUG=WARN for details), NCCL "
@@ -532,3 +538,38 @@ def test_launcher_categories_and_symptoms() -> None:
                         (SLURM, "cancelled: task failure"), (DEEPSPEED, "worker exited")]:
         assert not next(c for c in table.entries.values() if c.name == name).root_cause, name
     assert not EXIT.entries["-6"].root_cause and not EXIT.entries["-15"].root_cause
+
+
+def test_torch_npu_err_codes_claim_only_what_they_say() -> None:
+    """torch_npu's ERRxxyyy (NPUException.h): 5 submodules x 15 codes and ERR99999; an operator's rejection is the
+    job's (app-fault), a memory error oom, a failed ACL/HCCL/GE call or an internal error claims nothing. Lines from
+    vllm-project/vllm-ascend#3378 (ERR01001, ERR99999), Ascend/pytorch#66 (ERR00100), vllm-project/vllm-ascend#405
+    (ERR02200); ERR01007 as torch_npu's own test_contiguous expects it (channels_last on an NPU tensor)."""
+    assert len(TORCH_NPU_ERR.entries) == 5 * 15 + 1
+    for line, category in (
+            ("(PID:33724, Device:0, RankID:-1) ERR01001 OPS invalid parameter", "app-fault"),
+            ("[ERROR] ERR01007 OPS feature not supported", "app-fault"),
+            ("(PID:1, Device:0, RankID:-1) ERR00006 PTA memory error", "oom"),
+            ("(PID:1066924, Device:1, RankID:-1) ERR00100 PTA call acl api failed", "unknown"),
+            ("(PID:159, Device:0, RankID:-1) ERR02200 DIST call hccl api failed.", "unknown"),
+            ("(PID:32188, Device:-1, RankID:-1) ERR99999 UNKNOWN applicaiton exception", "unknown")):
+        assert [d.code.category for d in TORCH_NPU_ERR.decode(line)] == [category], line
+    assert TORCH_NPU_ERR.decode("ERR0100 OPS") == [] and TORCH_NPU_ERR.decode("XERR01001") == []
+
+
+def test_cuda_libs_statuses_claim_only_what_they_say() -> None:
+    """cuBLAS / cuDNN statuses by name (cuDNN 9's sub-codes by their class). Lines from QwenLM/Qwen3#873 (ALLOC_FAILED,
+    solved with a GPU that had the memory), clovaai/bros#14 (EXECUTION_FAILED: names no cause)."""
+    for line, code, category in (
+            ("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+             "CUBLAS_STATUS_ALLOC_FAILED", "oom"),
+            ("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasGemmEx( handle, opa, opb, "
+             "m, n, k, &falpha, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb, &fbeta, c, CUDA_R_16F, ldc, CUDA_R_32F, "
+             "CUBLAS_GEMM_DFALT_TENSOR_OP)`", "CUBLAS_STATUS_EXECUTION_FAILED", "unknown"),
+            ("cuDNN error: CUDNN_STATUS_BAD_PARAM_NULL_POINTER", "CUDNN_STATUS_BAD_PARAM", "app-fault"),
+            ("cuDNN error: CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED",
+             "CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED", "oom"),
+            ("RuntimeError: cuDNN version incompatibility: CUDNN_STATUS_VERSION_MISMATCH",
+             "CUDNN_STATUS_VERSION_MISMATCH", "version-mismatch")):
+        assert [(d.code.code, d.code.category) for d in CUDA_LIBS.decode(line)] == [(code, category)], line
+    assert CUDA_LIBS.decode("CUBLAS_GEMM_DFALT_TENSOR_OP") == [] and CUDA_LIBS.decode("CUDNN_STATUS_SUCCESS") == []

@@ -1,6 +1,7 @@
 """Known failure signatures, part eight (issue 38, round 4): the job's own device code, memory and installed
 versions in the vendors' generic wordings, whichever accelerator prints them.
 
+- an operator that refuses the call because CANN is too old for it: ``version-mismatch``;
 - an NPU core exception as the CANN runtime and torch_npu print it, whether or not a code is on the line (the
   runtime's ``Kernel task happen error, retCode=0x26, [aicore exception]``, the device error report ``there is an
   aivec error exception``, ``Aicore kernel execute failed``, torch_npu's ``The vector core execution is
@@ -43,6 +44,10 @@ WORDING_SOURCES: dict[str, str] = {
     "vllm.kv_cache_too_small": "https://github.com/vllm-project/vllm/blob/main/vllm/v1/core/kv_cache_utils.py",
     # Docker's default bridge network (docker0, 172.17.0.1/16); RFC 3927 link-local 169.254.0.0/16
     "net.container_bridge_peer": "https://docs.docker.com/engine/network/drivers/bridge/",
+    # op-plugin's checks that name the CANN version: TORCH_CHECK(check_aclnn_kernel_available("aclnnXxx"),
+    # "Current CANN version do not support this api. Please try to update the version of CANN." +
+    # OPS_ERROR(ErrCode::PARAM)) in op_plugin/ops/opapi/*KernelNpuOpApi.cpp; npu_grouped_matmul's FRACTAL_NZ check
+    "cann.version_unsupported": "https://github.com/Ascend/op-plugin/tree/master/op_plugin/ops/opapi",
     # DeepSpeedConfig._batch_assertion
     "deepspeed.batch_size_mismatch": "https://github.com/deepspeedai/DeepSpeed/blob/"
                                      "edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/config.py",
@@ -113,6 +118,16 @@ DEVICE: tuple[Signature, ...] = (
         "Select the routable interface on every node (NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, HCCL_SOCKET_IFNAME, "
         "Open MPI's btl_tcp_if_include), or run the containers with --network host.",
         ("net.interface",), "https://github.com/horovod/horovod/issues/310", weight=78),
+    Signature(
+        "cann.version_unsupported", "version-mismatch",
+        (r"current CANN version (?:do|does) not support", r"Please (?:try to )?(?:update|upgrade) the version of CANN"),
+        "An operator refused the call because the installed CANN is too old for it (a weight format such as "
+        "FRACTAL_NZ, a dtype or an operator mode that a newer CANN added): torch_npu / the caller (vllm-ascend, "
+        "MindIE) is newer than CANN. The ERR01001 torch_npu prints with it is this refusal.",
+        "Install the CANN version the caller's install guide names for this torch_npu (toolkit and kernels "
+        "packages), on every node, or use the caller's release made for the installed CANN.",
+        ("versions.cann", "versions.torch_npu_compat"), "https://github.com/vllm-project/vllm-ascend/issues/3378",
+        weight=80),
     Signature(
         "deepspeed.batch_size_mismatch", "launch-args",
         (r"Check batch related parameters\. ?train_batch_size is not equal to micro_batch_per_gpu \* "

@@ -104,6 +104,7 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     # "mismatches" / "is not compatible with" another: the installed packages, whatever component they name
     ("package / version", r"\bNo module named\b|\bcannot import name\b|"
      r"version [`'\u2018]?GLIBC\w*_[\d.]+'? not found|compiled with different|compiled using NumPy \d|"
+     r"Cannot find a working triton installation|"
      r"which is incompatible|\bversions?\b[^.;]{0,60}\b(?:does not match|mismatch(?:es)?|(?:is |are )?not "
      r"compatible|incompatible)\b|\b(?:does not match|mismatch(?:es)?|not compatible with)\b[^.;]{0,60}\bversions?\b",
      "version-mismatch", True, "a package is missing or of another version than the code importing it expects",

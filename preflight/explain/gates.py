@@ -32,12 +32,15 @@ GATES: dict[str, Gate] = {
     # on HCCL lines only)
     "hccl_result": Gate(("hccl", "errno")),
     "acl": _ACL, "aclnn": _ACL,
+    # torch_npu's "ERR01001 OPS invalid parameter" (table_torch_npu)
+    "torch_npu_err": Gate(shape=re.compile(r"err[0-9]{5}")),
     # cudaErrorXxx / CUDA_ERROR_XXX names, "CUDA error", "cuda runtime error", "Cuda failure", THCudaCheck, a number
     # after "error code", and the texts no other library prints (recognised without a CUDA marker)
     "cuda_error": Gate(("cudaerror", "cudasuccess", "cuda_error", "cuda_success", "cuda error", "cuda runtime error",
                         "cuda failure", "thcudacheck", "error code",
                         *(text for text, _ in table_cuda_error._BARE))),
     "xid": Gate(("xid",)),
+    "cuda_libs": Gate(("cublas_status_", "cudnn_status_")),
     # ncclXxx result names, CuPy's NCCL_ERROR_*, "NCCL error" / "NCCL failure", ncclGetErrorString's texts of the
     # codes that stand alone, NCCL INFO's "file.cc:123 -> N" trace
     "nccl_result": Gate(("ncclsuccess", "ncclunhandledcudaerror", "ncclsystemerror", "ncclinternalerror",

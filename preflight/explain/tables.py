@@ -14,8 +14,10 @@ from preflight.explain import (
     table_cann,
     table_cann_ops,
     table_cuda_error,
+    table_cuda_libs,
     table_nccl_result,
     table_nccl_warn,
+    table_torch_npu,
     table_xid,
 )
 from preflight.explain.decode import CodeTable
@@ -32,8 +34,10 @@ DECODERS: tuple[CodeTable, ...] = (
     table_cann_ops.TABLE,  # Ascend: CANN operator/compiler/AI CPU codes (E2-E9xxxx, EA/EB/EF/EM/EO/EP)
     HCCL_RESULTS,  # Ascend: HcclResult
     *table_acl.TABLES,  # Ascend: aclError, aclnnStatus
+    table_torch_npu.TABLE,  # Ascend: torch_npu's ERRxxyyy (OPS / GRAPH rejections, memory; the rest generic)
     table_nccl_warn.TABLE,  # NVIDIA: NCCL WARN messages by template (NET/IB, NET/Socket, Bootstrap, SHM, P2P...)
     table_cuda_error.TABLE,  # NVIDIA: cudaError_t
+    table_cuda_libs.TABLE,  # NVIDIA: cublasStatus_t, cudnnStatus_t (allocation oom, rejected call, versions)
     table_xid.TABLE,  # NVIDIA: Xid (preflight.xid_catalog)
     table_nccl_result.TABLE,  # NVIDIA: ncclResult_t (the summary of a WARN line before it)
     C10D,  # torch.distributed (c10d): Dist*Error, store sockets, ProcessGroupNCCL / Gloo messages
