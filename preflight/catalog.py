@@ -130,6 +130,9 @@ _CONNECTION = {
     "python": {**_SCALAR, "description": "the interpreter for python-level probes on the node (default python3)"},
     "proxy_jump": {**_SCALAR, "description": "[user@]host[:port][,...]: a ProxyJump chain"},
     "env": _ENV, "setup": _SETUP,
+    "switch": {**_SCALAR, "description": "the switch (or rack) the host hangs off: --bisect keeps groups whole "
+                                         "switches and names the path between two (docs/thresholds.md); every "
+                                         "host has one, or none"},
 }
 
 

@@ -53,6 +53,9 @@ class Host:
     # Who named the job's interpreter (``python``/``setup``): "hosts.yaml", "--python", "PREFLIGHT_SETUP", ...;
     # "" when nobody did and ``python3`` on the login PATH is a guess (versions then blames no node for it).
     interpreter_from: str = ""
+    # The switch (or rack) the host hangs off, hosts.yaml ``switch:``: --bisect keeps groups whole switches and
+    # names the path between two when only groups spanning them are slow (preflight.allreduce.bisect).
+    switch: str | None = None
 
 
 @dataclass(frozen=True)
@@ -95,11 +98,11 @@ def local_inventory() -> Inventory:
 
 _DEFAULT_KEYS: dict[str, type | tuple[type, ...] | None] = {
     "user": str, "port": int, "identity_file": str, "known_hosts": str, "python": str,
-    "proxy_jump": str, "ssh_config": str, "env": None, "setup": None,
+    "proxy_jump": str, "ssh_config": str, "env": None, "setup": None, "switch": str,
 }
 _HOST_KEYS: dict[str, type | tuple[type, ...] | None] = {
     "name": str, "address": str, "user": str, "port": int, "identity_file": str,
-    "known_hosts": str, "python": str, "proxy_jump": str, "env": None, "setup": None,
+    "known_hosts": str, "python": str, "proxy_jump": str, "env": None, "setup": None, "switch": str,
 }
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CLUSTER_KEYS: dict[str, type | tuple[type, ...]] = {
@@ -315,6 +318,12 @@ class _Reader:
             ssh_lookup.prefetch(hops)
         except ValueError as exc:
             raise InventoryError(self.path, None, str(exc)) from exc
+        if any(h.switch for h in hosts):
+            lines = [item for item, _, names in items for _ in names]  # hosts[i] came from lines[i]
+            bare = next((lines[i] for i, h in enumerate(hosts) if not h.switch), None)
+            if bare is not None:
+                raise self.error(bare, "switch: is given for some hosts but not this one: give every host "
+                                       "(or defaults) a switch, or none")
         return [replace(h, proxy_jump=_resolve_jump(h.proxy_jump, ssh_lookup)) if h.proxy_jump else h for h in hosts]
 
     def expand(self, node: yaml.Node, pattern: str) -> list[str]:
@@ -337,6 +346,8 @@ class _Reader:
         merged: dict[str, Any] = {**defaults, **ssh, **{k: v for k, v in entry.items() if k != "name"}}
         merged["env"] = {**defaults.get("env", {}), **entry.get("env", {})}
         port = merged.get("port", 22)
+        if "switch" in merged and not str(merged["switch"]).strip():
+            raise self.error(node, "switch must be a name (the switch or rack the host is on), not empty")
         if not 1 <= int(port) <= 65535:
             raise self.error(node, f"port {port} out of range 1-65535")
         address, user = merged.get("address") or name, merged.get("user") or local_user()
@@ -360,6 +371,7 @@ class _Reader:
             env=merged["env"],
             setup=tuple(merged.get("setup", ())),
             interpreter_from="hosts.yaml" if "python" in merged or "setup" in merged else "",
+            switch=str(merged["switch"]).strip() if "switch" in merged else None,
         )
 
     def cluster(self, node: yaml.Node | None, hosts: list[Host]) -> ClusterSpec:
