@@ -161,7 +161,7 @@ class AllreduceCheck(ActiveCheck):
         def expect(members: Sequence[str]) -> Expected | None:
             return lower(*(host_expected(rates, h, 0, 1, single=True)[0] for h in members))
 
-        search = bisect.Search()
+        search = bisect.Search(labels={h.name: h.switch for h in ctx.hosts if h.switch})
         base, avoid = int(ctx.params["base_port"]), [ctx.cluster.master_port]
         for outcome in outcomes:
             groups = bisect.next_groups(hosts, search, base, avoid)
@@ -170,7 +170,7 @@ class AllreduceCheck(ActiveCheck):
             lines = [line for outs in outcome.foreground.values()
                      for line in parse_lines(outs.get("ranks", ProbeOutput("")).stdout)]
             fine = [j.result.busbw for r in search.rounds for j in r if j.verdict in ("ok", "unjudged")
-                    and j.result.group.suspect is None and j.result.busbw is not None]
+                    and j.result.group.searching and j.result.busbw is not None]
             results = bisect.merge(groups, lines, self.probe_timeout(ctx))
             search.rounds.append(bisect.judge_round(results, expect, fraction, efrac,
                                                     median(fine) if fine else None))

@@ -231,7 +231,10 @@ def pairs_table(report: Report) -> Table:
 
 
 def rounds_table(report: Report) -> Table:
-    """--bisect's search: every group run, round by round: its hosts, busbw, expected, verdict."""
+    """--bisect's search: every group run, round by round: its hosts (and their switches when hosts.yaml names
+    them), busbw, expected, verdict."""
+    import re
+
     from rich.table import Table
     from rich.text import Text
 
@@ -241,7 +244,9 @@ def rounds_table(report: Report) -> Table:
     rows = [f for f in report.findings if f.check == "allreduce.bisect" and f.group is not None]
     for f in sorted(rows, key=lambda f: (f.round or 0, f.group or ())):
         verdict = f.message.split(": ", 3)[-1]
-        table.add_row(str(f.round), summary.fold(list(f.group or ())), _opt(f.busbw_gbps),
+        where = re.search(r"\((?:\d+ hosts|confirming [^,)]+), (switch(?:es)? [^)]+)\)", f.message)
+        hosts = summary.fold(list(f.group or ())) + (f" ({where[1]})" if where else "")
+        table.add_row(str(f.round), hosts, _opt(f.busbw_gbps),
                       _opt(f.expected_gbps), Text(verdict, style=summary.STYLE[f.status]))
     return table
 

@@ -10,6 +10,13 @@ once confirmed, in a pair with a known-good partner (a host of a group that was 
 split once and the halves are compared with each other (the relative rule). When four or more groups of a round
 are all slow, the cause is shared (the network, every node's setting) and the search stops there.
 
+With switches known (hosts.yaml ``switch:``; preflight.allreduce.domains) the hosts run in switch order and a
+group spanning switches is split at the switch boundary nearest its middle (groups stay whole switches as long
+as they can; a spanning group of two or three hosts is split too), and a suspect's known-good partner is taken from
+its own switch where one is free. A slow or hung group spanning switches whose every host proved fine elsewhere
+points at the path between the switches (the uplink): a pair of known-good hosts, one from each side, runs once
+more, and the path is named only when that pair is slow or hangs too.
+
 One slow host among n costs 1 + 2 x (ceil(log2 n) - 1) group runs down to a pair of suspects, plus 2 confirming
 pairs: 13 at 64 hosts (the acceptance bound is 2 x log2(n) + 4 = 16).
 
@@ -22,10 +29,11 @@ pairs: 13 at 64 hosts (the acceptance bound is 2 x log2(n) + 4 = 16).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from preflight.allreduce import domains
 from preflight.allreduce.expected import Expected, ratio_text
 from preflight.allreduce.schedule import free_ports
 
@@ -43,12 +51,20 @@ class Group:
     hosts: tuple[str, ...]
     port: int
     suspect: str | None = None  # a confirming pair: the host under test (rank 1); rank 0 is its known-good partner
+    uplink: str | None = None  # a confirming pair across switches: the path under test ("A <-> B")
+
+    @property
+    def searching(self) -> bool:
+        """A group of the search itself, not a confirming pair (of a suspect host or of an uplink)."""
+        return self.suspect is None and self.uplink is None
 
     @property
     def label(self) -> str:
         """``node1..node4`` (or ``node3 with node1`` for a confirming pair)."""
         if self.suspect is not None:
             return f"{self.suspect} with {self.hosts[0]}"
+        if self.uplink is not None:
+            return f"{self.hosts[0]} with {self.hosts[1]} across {self.uplink}"
         return self.hosts[0] if len(self.hosts) == 1 else f"{self.hosts[0]}..{self.hosts[-1]}"
 
 
@@ -82,21 +98,64 @@ class Search:
     rounds: list[list[Judged]] = field(default_factory=list)
     suspects: list[str] = field(default_factory=list)  # waiting for a known-good partner
     shared: bool = False  # stopped: every group of a round of SHARED_AT or more was slow
+    labels: Mapping[str, str] = field(default_factory=dict)  # host -> switch (hosts.yaml ``switch:``); {}: none
 
     @property
     def good(self) -> list[str]:
         """Hosts of the search groups that were fine, in order of first sight."""
         seen: dict[str, None] = {}
         for judged in (j for r in self.rounds for j in r):
-            if judged.verdict == "ok" and judged.result.group.suspect is None:
+            if judged.verdict == "ok" and judged.result.group.searching:
                 seen.update(dict.fromkeys(judged.result.group.hosts))
         return list(seen)
 
+    @property
+    def cleared(self) -> set[str]:
+        """Known-good hosts and suspects their known-good partner cleared."""
+        return set(self.good) | {str(j.result.group.suspect) for r in self.rounds for j in r
+                                 if j.result.group.suspect is not None and j.verdict == "ok"}
 
-def halves(hosts: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The two halves of a group, the second one larger when the count is odd."""
-    middle = len(hosts) // 2
+
+def halves(hosts: Sequence[str], labels: Mapping[str, str] | None = None
+           ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The two halves of a group: at the switch boundary nearest the middle when the group spans switches,
+    else in the middle, the second one larger when the count is odd.
+
+    >>> halves(("a1", "b1", "b2", "b3"), {"a1": "A", "b1": "B", "b2": "B", "b3": "B"})
+    (('a1',), ('b1', 'b2', 'b3'))
+    """
+    middle = domains.cut(hosts, labels or {})
     return tuple(hosts[:middle]), tuple(hosts[middle:])
+
+
+def uplinks(search: Search) -> list[tuple[Judged, tuple[str, ...], tuple[str, ...]]]:
+    """Slow or hung search groups spanning switches whose every host proved fine elsewhere (in a group that was
+    fine, or with a known-good partner), with the halves they were cut into: each points at the path between its
+    halves. The fewest switches first; a group spanning every switch of one already listed is left out (that
+    path explains it). None without labels.
+
+    >>> lab = {"a1": "A", "a2": "A", "b1": "B", "b2": "B"}
+    >>> top = Judged(GroupResult(Group(0, 0, ("a1", "a2", "b1", "b2"), 1), busbw=0.01), "slow", "")
+    >>> ok = [Judged(GroupResult(Group(i, 1, h, 1), busbw=1.0), "ok", "") for i, h in ((1, ("a1", "a2")),
+    ...       (2, ("b1", "b2")))]
+    >>> [(j.result.group.index, a, b) for j, a, b in uplinks(Search([[top], ok], labels=lab))]
+    [(0, ('a1', 'a2'), ('b1', 'b2'))]
+    """
+    if not search.labels:
+        return []
+    cleared = search.cleared
+    flagged = [j for r in search.rounds for j in r if j.result.group.searching and j.verdict in ("slow", "hung")
+               and len(domains.spanned(j.result.group.hosts, search.labels)) > 1
+               and all(h in cleared for h in j.result.group.hosts)]
+    flagged.sort(key=lambda j: (len(domains.spanned(j.result.group.hosts, search.labels)),
+                                len(j.result.group.hosts)))
+    found: list[tuple[Judged, tuple[str, ...], tuple[str, ...]]] = []
+    for judged in flagged:
+        switches = set(domains.spanned(judged.result.group.hosts, search.labels))
+        if any(set(domains.spanned(j.result.group.hosts, search.labels)) <= switches for j, _, _ in found):
+            continue
+        found.append((judged, *halves(judged.result.group.hosts, search.labels)))
+    return found
 
 
 def verdict(result: GroupResult, expected: Expected | None, best: float | None, fraction: float,
@@ -129,12 +188,12 @@ def judge_round(results: Sequence[GroupResult], expect: Callable[[Sequence[str]]
                 fraction: float, expected_fraction: float, reference: float | None = None) -> list[Judged]:
     """Every group of one round judged; search groups against the best of the round, confirming pairs against
     ``reference`` (the median of the groups found fine before)."""
-    search = [r.busbw for r in results if r.group.suspect is None and r.busbw is not None and r.error is None]
+    search = [r.busbw for r in results if r.group.searching and r.busbw is not None and r.error is None]
     best = max(search) if len(search) > 1 else None
     judged = []
     for r in results:
         exp = expect(r.group.hosts)
-        against = reference if r.group.suspect is not None else best
+        against = best if r.group.searching else reference
         v, why = verdict(r, exp, against, fraction, expected_fraction)
         judged.append(Judged(r, v, why, exp))
     return judged
@@ -161,18 +220,20 @@ def next_groups(hosts: Sequence[str], search: Search, base_port: int, avoid: Seq
         next(ports)
     number = len(search.rounds)
     if not search.rounds:
-        return [Group(0, 0, tuple(hosts), next(ports))] if len(hosts) >= 2 else []
+        everyone = tuple(domains.order(hosts, search.labels))
+        return [Group(0, 0, everyone, next(ports))] if len(hosts) >= 2 else []
     last = search.rounds[-1]
-    flagged = [j for j in last if j.result.group.suspect is None and j.verdict != "ok"]
-    searched = [j for j in last if j.result.group.suspect is None]
+    flagged = [j for j in last if j.result.group.searching and j.verdict != "ok"]
+    searched = [j for j in last if j.result.group.searching]
     if len(searched) >= SHARED_AT and len(flagged) == len(searched) and all(j.verdict == "slow" for j in flagged):
         search.shared = True
         return []
     parts: list[tuple[str, ...]] = []
     for judged in flagged:
         members = judged.result.group.hosts
-        if len(members) >= MIN_SPLIT or (judged.verdict == "unjudged" and len(members) >= 2):
-            parts += [h for h in halves(members) if h]
+        spans = len(domains.spanned(members, search.labels)) > 1
+        if len(members) >= MIN_SPLIT or (judged.verdict == "unjudged" and len(members) >= 2) or spans:
+            parts += [h for h in halves(members, search.labels) if h]
         else:
             search.suspects += [h for h in members if h not in search.suspects]
     groups = []
@@ -187,11 +248,35 @@ def next_groups(hosts: Sequence[str], search: Search, base_port: int, avoid: Seq
     waiting = []
     for suspect in search.suspects:
         if partners:
-            groups.append(Group(index, number, (partners.pop(0), suspect), next(ports), suspect=suspect))
+            own = [p for p in partners if search.labels.get(p) == search.labels.get(suspect)]  # not over the uplink
+            partner = (own or partners)[0]
+            partners.remove(partner)
+            groups.append(Group(index, number, (partner, suspect), next(ports), suspect=suspect))
             index += 1
         else:
             waiting.append(suspect)  # a partner frees up next round; with nothing to run, none ever will
     search.suspects = waiting
+    if not groups:
+        groups = _uplink_pairs(search, index, number, ports)
+    return groups
+
+
+def _uplink_pairs(search: Search, index: int, number: int, ports: Iterator[int]) -> list[Group]:
+    """Once nothing else is left to run: a known-good host from each side of every path ``uplinks`` points at,
+    in one pair (each path once)."""
+    tried = {j.result.group.uplink for r in search.rounds for j in r if j.result.group.uplink is not None}
+    good = search.good
+    groups: list[Group] = []
+    for _, side, other in uplinks(search):
+        name = domains.path(side, other, search.labels)
+        busy = {h for g in groups for h in g.hosts}  # one rank per host in a round
+        first = next((h for h in good if h in side and h not in busy), None)
+        second = next((h for h in good if h in other and h not in busy), None)
+        if name in tried or first is None or second is None:
+            continue
+        tried.add(name)
+        groups.append(Group(index, number, (first, second), next(ports), uplink=name))
+        index += 1
     return groups
 
 
