@@ -71,6 +71,10 @@ BROKEN: list[tuple[str, Any, str]] = [
     ("findings.0.adress", "x", "findings/0"),
     ("hosts.0.reachable", "yes", "hosts/0/reachable"),
     ("cluster.master_port", 70000, "cluster/master_port"),
+    ("history", {"store": "h.sqlite", "since": "2026-11-20T00:00:00Z", "window_days": 7, "flap_changes": 3,
+                 "half_life_days": 7.0, "runs": 2, "hosts": [{"host": "n1", "flapping": [],
+                                                             "lemon": {"score": 2, "runs": 2, "failed_runs": 1}}]},
+     "history/hosts/0/lemon/score"),
 ]
 
 

@@ -1,5 +1,6 @@
 """Fleet memory in the application: a judged report appended to the history store after its verdict is decided
-(``record``), and the store read back for ``preflight history`` (``summary``); docs/history.md.
+(``record``), and the store read back for ``preflight history`` (``summary``) and for the run report's history
+section (``with_section``); docs/history.md.
 
 Writing history never changes a verdict or an exit code: a store that is corrupt, full, locked too long,
 read-only or of a newer schema is one warning line on stderr and nothing else.
@@ -21,6 +22,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -123,3 +125,28 @@ def with_events(report: Report, path: Path | None, warn: Callable[[str], None] =
         warn(f"preflight: warning: history not read (what is new since the last run is not said): {exc}")
         return report
     return events.annotate(report, {key: (p.time, p.events) for key, p in found.items()})
+
+
+def with_section(report: Report, path: Path | None, now: float | None = None) -> Report:
+    """``report`` with ``extra["history"]`` (``view.for_report``): per host of this run, its lemon score and what
+    flaps over the last 7 days of the store at ``path``, this run included (report.json and report.html show it).
+    Unchanged with ``--no-history``, without a store, without earlier runs of these hosts, and for a store that
+    cannot be read: no section, and no line of its own (the record after the verdict says the store is broken).
+
+    >>> from preflight.model import Finding
+    >>> with_section(Report([], [Finding("os.shm", "n1", Status.FAIL, "m")], [], "", 0.0), None).extra
+    mappingproxy({})
+    """
+    hosts = sorted({f.host for f in report.findings if f.host})
+    if path is None or not hosts or not path.exists():
+        return report
+    now = time.time() if now is None else now
+    since = now - view.REPORT_WINDOW_S
+    try:
+        earlier = store.load_judged(path, hosts, since)  # the rows that can change a score or a flap
+    except store.HistoryError:
+        return report
+    section = view.for_report(earlier, view.this_run(report, now), now, since)
+    if section is None:
+        return report
+    return replace(report, extra={**report.extra, "history": {"store": str(path), **section}})

@@ -100,7 +100,8 @@ def finish(report: Report, max_unhealthy: str | None, outputs: ReportOutputs | N
            drain_after: str | None = None, history: Path | None = None) -> RedactedReport:
     """The judged report as the application hands it back: ``--max-unhealthy`` applied, what is new since each
     host's previous run (Xids, link downs: ``history``'s earlier runs), then ``--drain-after``
-    (the failing hosts' earlier runs read from ``history``), the baseline compared, and redacted, once
+    (the failing hosts' earlier runs read from ``history``), the hosts' history section (``extra["history"]``: lemon
+    score and flapping over the store's last 7 days), the baseline compared, and redacted, once
     (``RedactedReport``: what every renderer and writer takes)."""
     report = drain.apply(report, max_unhealthy)[0]
     if history is not None and any(f.events for f in report.findings):
@@ -111,6 +112,10 @@ def finish(report: Report, max_unhealthy: str | None, outputs: ReportOutputs | N
         from preflight.app.history import with_policy  # sqlite3: only when a policy is asked for
 
         report = with_policy(report, drain_after, history)
+    if history is not None and history.exists():
+        from preflight.app.history import with_section  # report.json / report.html's history section
+
+        report = with_section(report, history)
     if outputs:
         report = outputs.with_baseline(report)
     return report.redacted()

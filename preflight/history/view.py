@@ -19,10 +19,13 @@ from typing import Any
 
 from preflight.history.analysis import FLAP_CHANGES, HALF_LIFE_S, flapping, lemon_scores, timeline
 from preflight.history.store import Row
+from preflight.model import Report
 
 _SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 7 * 86400.0}
 SHOWN = 10  # timeline entries a host shows in the terminal (--json: all)
+REPORT_WINDOW_S = 7 * 86400.0  # the runs a report's history section counts: the last 7 days (= --since 7d)
+THIS_RUN = "this run"  # the run id of a report's own rows before it is recorded
 
 
 def parse_since(text: str, now: float) -> float:
@@ -88,3 +91,34 @@ def text(data: dict[str, Any], where: str) -> str:
     if not data["hosts"]:
         lines.append("no runs recorded" + (" for these hosts" if data["runs"] == 0 else ""))
     return "\n".join(lines) + "\n"
+
+
+def this_run(report: Report, now: float) -> list[Row]:
+    """The report's findings about hosts as the rows the store will hold once the run is recorded.
+
+    >>> from preflight.model import Finding, Status
+    >>> this_run(Report([], [Finding("os.shm", "n1", Status.FAIL, "m")], [], "", 0.0), now=5.0)
+    [Row(run_id='this run', at=5.0, command='run', host='n1', finding='os.shm', status='fail', observed=None)]
+    """
+    return [Row(THIS_RUN, now, "run", f.host, f.check, f.status.value, f.observed) for f in report.findings if f.host]
+
+
+def for_report(earlier: Sequence[Row], current: Sequence[Row], now: float, since: float,
+               k: int = FLAP_CHANGES) -> dict[str, Any] | None:
+    """A run report's ``history`` section: :func:`summarize` of the earlier runs and this one (``current``), the
+    timelines left out (``preflight history`` shows them); None when no earlier run has these hosts.
+
+    >>> earlier = [Row(f"r{i}", float(i), "node", "n1", "os.shm", s, None) for i, s in enumerate(["fail", "pass"])]
+    >>> data = for_report(earlier, [Row(THIS_RUN, 9.0, "run", "n1", "os.shm", "fail", None)], now=9.0, since=0.0,
+    ...                   k=2)
+    >>> data["runs"], data["hosts"][0]["lemon"]["failed_runs"], data["hosts"][0]["flapping"][0]["statuses"]
+    (3, 2, ['fail', 'pass', 'fail'])
+    >>> for_report([], [Row(THIS_RUN, 9.0, "run", "n1", "os.shm", "fail", None)], now=9.0, since=0.0) is None
+    True
+    """
+    if not earlier:
+        return None
+    data = summarize([*earlier, *current], now, since, k)
+    for host in data["hosts"]:
+        del host["timeline"]
+    return {**data, "window_days": round((now - since) / 86400.0, 3)}

@@ -21,27 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from preflight.delivery import write_atomic
-from preflight.model import Status
-from preflight.render.html import COLOUR, CSS, _e
+from preflight.render.html import CSS, _e, lemon_bar, status_cell
 
 EXTRA_CSS = """
-.lemon { display: inline-block; width: 10em; height: .8em; background: #eee; vertical-align: middle; margin: 0 .5em; }
-.lemon span { display: block; height: 100%; }
 td.left { text-align: left; } td.mono { font-family: monospace; text-align: left; white-space: pre-wrap; }
 """
-
-
-def _status(status: str) -> str:
-    """A status cell, coloured as in the run report (an unknown word: grey)."""
-    colour = COLOUR[Status(status)] if status in {s.value for s in Status} else "#888"
-    return f'<td class="st" style="background:{colour}">{_e(status)}</td>'
-
-
-def _lemon(score: float) -> str:
-    """The score as a bar: green below 0.2, amber below 0.5, red from 0.5."""
-    colour = COLOUR[Status.PASS] if score < 0.2 else COLOUR[Status.WARN] if score < 0.5 else COLOUR[Status.FAIL]
-    width = max(0.0, min(1.0, score)) * 100
-    return f'<span class="lemon"><span style="width:{width:.0f}%;background:{colour}"></span></span>'
+_status, _lemon = status_cell, lemon_bar  # shared with the run report's history section
 
 
 def _host(host: Mapping[str, Any]) -> list[str]:

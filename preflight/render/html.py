@@ -1,8 +1,9 @@
 """HTML report: one self-contained file (inline CSS and SVG, no script, no external resource).
 
 Summary, the hosts x checks matrix (identical rows folded, worst first), the all_reduce busbw hosts x
-hosts heatmap (slow pairs red) and every problem with observed / expected / remedy. Every value from the
-report is escaped: node output is untrusted.
+hosts heatmap (slow pairs red), every problem with observed / expected / remedy, and the hosts' history when
+the report has one (``extra["history"]``, docs/history.md). Every value from the report is escaped: node output
+is untrusted.
 
 >>> from preflight.model import Finding, HostResult, Report, Status
 >>> r = Report([HostResult("n1", "n1", True)], [Finding("os.shm", "n1", Status.FAIL, "<b>x</b>")], ["os"], "", 0.0)
@@ -16,7 +17,9 @@ from __future__ import annotations
 import html
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from preflight.delivery import write_atomic
 from preflight.model import RedactedReport, Report, Status
@@ -42,7 +45,9 @@ td.st { color: #fff; font-weight: bold; min-width: 3.5em; }
 .problem dt { color: #666; } .problem dd { margin: 0; font-family: monospace; white-space: pre-wrap; }
 .problem pre { margin: 0; white-space: pre-wrap; word-break: break-all; background: #eef; padding: .2em .4em; }
 .legend span { display: inline-block; width: 1em; height: 1em; vertical-align: middle; margin: 0 .3em 0 1em; }
-.muted { color: #777; }
+.muted { color: #777; } td.left { text-align: left; }
+.lemon { display: inline-block; width: 10em; height: .8em; background: #eee; vertical-align: middle; margin: 0 .5em; }
+.lemon span { display: block; height: 100%; }
 """
 
 
@@ -61,7 +66,7 @@ def render(report: RedactedReport) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>preflight {_e(verdict.word)}: {summary.hosts_text(len(report.hosts))}</title>",
         f"<style>{CSS}</style></head><body>",
-        _summary(report), _matrix(report), _heatmap(report), _problems(report),
+        _summary(report), _matrix(report), _heatmap(report), _problems(report), history_section(report),
         f'<p class="muted">preflight {_e(report.tool_version)} &middot; started {_e(report.started)}</p>',
         "</body></html>",
     ]
@@ -227,3 +232,96 @@ def _problems(report: Report) -> str:
         out.append("</dl></div>")
     out.append("</div>")
     return "\n".join(out)
+
+
+def status_cell(status: str) -> str:
+    """A status cell, coloured as in the matrix (an unknown word: grey).
+
+    >>> status_cell("<b>")
+    '<td class="st" style="background:#888">&lt;b&gt;</td>'
+    """
+    colour = COLOUR[Status(status)] if status in {s.value for s in Status} else "#888"
+    return f'<td class="st" style="background:{colour}">{_e(status)}</td>'
+
+
+def lemon_bar(score: float) -> str:
+    """A lemon score (0 to 1) as a bar: green below 0.2, amber below 0.5, red from 0.5."""
+    colour = COLOUR[Status.PASS] if score < 0.2 else COLOUR[Status.WARN] if score < 0.5 else COLOUR[Status.FAIL]
+    width = max(0.0, min(1.0, score)) * 100
+    return f'<span class="lemon"><span style="width:{width:.0f}%;background:{colour}"></span></span>'
+
+
+def _policy(drain: Mapping[str, Any]) -> str:
+    """The drain policy in force (``--drain-after``) and what it decided, one line; empty without one."""
+    if not drain.get("drain_after"):
+        return ""
+    parts = [f"drain policy in force: <b>--drain-after {_e(drain['drain_after'])}</b>"]
+    for key, label in (("recommend_drain", "recommended for drain"), ("hard", "drained at once (hard fault)"),
+                       ("held", "held back")):
+        if drain.get(key):
+            parts.append(f"{label}: {_e(summary.fold([str(h) for h in drain[key]]))}")
+    return f'<p id="drain-policy">{" &middot; ".join(parts)}</p>'
+
+
+def _events(report: Report) -> list[str]:
+    """The events compared with each host's previous run (Xids, link downs): what is new since the last run."""
+    rows = []
+    for f in report.findings:
+        if f.host is None or f.previous_run is None or not f.events:
+            continue
+        new = [f"{e.key} +{e.new} ({e.count} in all)" for e in f.events if e.new]
+        what = "new: " + "; ".join(new) if new else "nothing new: " + "; ".join(f"{e.key} x{e.count}" for e in f.events)
+        rows.append(f'<tr><td class="hosts">{_e(f.host)}</td><td class="left">{_e(f.check)}</td>'
+                    f'{status_cell(f.status.value)}<td>{_e(f.previous_run)}</td><td class="left">{_e(what)}</td></tr>')
+    if not rows:
+        return []
+    return ['<h3>Since the last run</h3><table id="history-events"><tr><th>host</th><th>finding</th><th>status</th>'
+            "<th>previous run</th><th>events</th></tr>", *rows, "</table>"]
+
+
+def history_section(report: Report) -> str:
+    """The hosts' history (``extra["history"]``, made by the application from the history store): per host its
+    lemon score (N of M runs failed), the findings that flap with their statuses, the drain policy in force, and
+    the events new since the last run; empty without history (``--no-history``, no earlier runs, a broken store).
+
+    >>> h = {"store": "h.sqlite", "runs": 3, "window_days": 7, "flap_changes": 2, "half_life_days": 7.0,
+    ...      "hosts": [{"host": "n<1>", "lemon": {"score": 0.7, "runs": 3, "failed_runs": 2},
+    ...                 "flapping": [{"finding": "os.shm", "changes": 2, "statuses": ["fail", "pass", "fail"]}]}]}
+    >>> page = history_section(Report([], [], [], "", 0.0, extra={"history": h}))
+    >>> "2 of 3" in page and "n&lt;1&gt;" in page and "<1>" not in page, history_section(Report([], [], [], "", 0.0))
+    (True, '')
+    """
+    data = report.extra.get("history")
+    if not isinstance(data, Mapping) or not data.get("hosts"):
+        return ""
+    hosts = [h for h in data["hosts"] if isinstance(h, Mapping)]
+    notable = [h for h in hosts if h["lemon"]["failed_runs"] or h["flapping"]]
+    out = ['<h2 id="history">History</h2>',
+           f'<p class="muted">{_e(data.get("store", ""))}: {int(data["runs"])} runs of these hosts in the last '
+           f'{float(data.get("window_days", 7)):g} days, this one included; flapping: {int(data["flap_changes"])}+ '
+           f'status changes; lemon score: the share of runs failed, half-life {float(data["half_life_days"]):g} d '
+           "(every entry: <code>preflight history HOST --since 7d</code>)</p>",
+           _policy(report.extra.get("drain", {}))]
+    if notable:
+        out.append('<table id="history-hosts"><tr><th>host</th><th>lemon score</th><th>runs failed</th>'
+                   "<th>flapping</th></tr>")
+        for host in notable:
+            lemon = host["lemon"]
+            out.append(f'<tr><td class="hosts">{_e(host["host"])}</td>'
+                       f'<td>{float(lemon["score"]):.2f}{lemon_bar(float(lemon["score"]))}</td>'
+                       f'<td>{int(lemon["failed_runs"])} of {int(lemon["runs"])}</td>'
+                       f'<td class="left">{_e(", ".join(str(f["finding"]) for f in host["flapping"]))}</td></tr>')
+        out.append("</table>")
+    quiet = [str(h["host"]) for h in hosts if h not in notable]
+    if quiet:
+        out.append(f'<p class="muted">no fail in these runs, nothing flapping: {_e(summary.fold(quiet))}</p>')
+    flaps = [(host["host"], flap) for host in notable for flap in host["flapping"]]
+    if flaps:
+        out.append('<h3>Flapping</h3><table id="history-flapping"><tr><th>host</th><th>finding</th><th>changes</th>'
+                   '<th colspan="99">status per run, oldest first (this run last)</th></tr>')
+        out.extend(f'<tr><td class="hosts">{_e(host)}</td><td class="left">{_e(flap["finding"])}</td>'
+                   f'<td>{int(flap["changes"])}</td>{"".join(status_cell(str(s)) for s in flap["statuses"])}</tr>'
+                   for host, flap in flaps)
+        out.append("</table>")
+    out.extend(_events(report))
+    return "\n".join(p for p in out if p)
