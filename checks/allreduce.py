@@ -174,6 +174,7 @@ class AllreduceCheck(ActiveCheck):
             results = bisect.merge(groups, lines, self.probe_timeout(ctx))
             search.rounds.append(bisect.judge_round(results, expect, fraction, efrac,
                                                     median(fine) if fine else None))
+            bisect.against_halves(search, fraction)
         limit = 2 * max(1, (len(hosts) - 1).bit_length()) + 4
         nxt = bisect.next_groups(hosts, search, base, avoid) if len(search.rounds) < limit else []
         return search, nxt

@@ -174,3 +174,18 @@ def test_the_terminal_table_shows_each_groups_switches() -> None:
     text = console.export_text()
     assert "a[1-4],b[1-4] (switches A, B)" in text and "a[1-4] (switch A)" in text
     assert "a1,b1 (switches A, B)" in text, text
+
+
+def test_without_a_rate_round_0_is_judged_against_its_halves_and_the_uplink_named() -> None:
+    findings, rounds = drive(context({"A": 4, "B": 4}, nic_gbps=0.0), uplink(0.0025))
+    assert named(findings) == set(), [f.message for f in findings if f.status != Status.PASS]
+    [path] = paths(findings)
+    assert path.status == Status.FAIL and "A <-> B" in path.message and len(rounds) == 3
+    root = next(f for f in findings if f.check == "allreduce.bisect")
+    assert root.expected_gbps is None and "below 0.25 x 0.11 GB/s, the slower of its halves (A | B)" in root.message
+
+
+def test_a_healthy_labelled_cluster_without_a_rate_costs_three_runs_and_names_nobody() -> None:
+    findings, rounds = drive(context({"A": 4, "B": 4}, nic_gbps=0.0), uplink(0.08))  # the whole ring a bit slower
+    assert not [f for f in findings if f.status != Status.PASS], [f.message for f in findings]
+    assert sum(len(r) for r in rounds) == 3

@@ -60,10 +60,12 @@ def uplink_shaped(cluster: NetnsCluster) -> None:
                                 "1", "u32", "match", "ip", "dst", f"{address}/32", "flowid", "1:30"])
 
 
-def test_a_slow_uplink_between_two_switches_is_named_and_no_host(cluster: NetnsCluster, tmp_path: Path) -> None:
+@pytest.mark.parametrize("nic_gbps", [1.0, 0.0])  # a declared rate; none (round 0 judged against its halves)
+def test_a_slow_uplink_between_two_switches_is_named_and_no_host(cluster: NetnsCluster, tmp_path: Path,
+                                                                 nic_gbps: float) -> None:
     uplink_shaped(cluster)
     try:
-        code, findings = bisect(cluster, tmp_path, nic_gbps=1.0)
+        code, findings = bisect(cluster, tmp_path, nic_gbps=nic_gbps)
     finally:
         unshaped(cluster, [n for n, s in SWITCHES.items() if s == "leafB"])
     problems = [f["message"] for f in findings if f["status"] != "pass"]

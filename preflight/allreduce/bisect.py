@@ -15,7 +15,8 @@ group spanning switches is split at the switch boundary nearest its middle (grou
 as they can; a spanning group of two or three hosts is split too), and a suspect's known-good partner is taken from
 its own switch where one is free. A slow or hung group spanning switches whose every host proved fine elsewhere
 points at the path between the switches (the uplink): a pair of known-good hosts, one from each side, runs once
-more, and the path is named only when that pair is slow or hangs too.
+more, and the path is named only when that pair is slow or hangs too. Without a known rate, round 0 spanning
+switches is judged against its halves once they have run (``against_halves``).
 
 One slow host among n costs 1 + 2 x (ceil(log2 n) - 1) group runs down to a pair of suspects, plus 2 confirming
 pairs: 13 at 64 hosts (the acceptance bound is 2 x log2(n) + 4 = 16).
@@ -156,6 +157,37 @@ def uplinks(search: Search) -> list[tuple[Judged, tuple[str, ...], tuple[str, ..
             continue
         found.append((judged, *halves(judged.result.group.hosts, search.labels)))
     return found
+
+
+def against_halves(search: Search, fraction: float) -> None:
+    """With switches known and no rate: round 0 (``unjudged``, nothing to compare with) spanning switches is judged
+    once its halves have run: ``slow`` when it gave under ``fraction`` / 2 x the slower of its two halves, both
+    fine (busbw does not shrink with the ring's length, so a whole this far below its halves is the path between
+    them). Without labels nothing changes.
+
+    >>> lab = {"a1": "A", "a2": "A", "b1": "B", "b2": "B"}
+    >>> top = Judged(GroupResult(Group(0, 0, ("a1", "a2", "b1", "b2"), 1), busbw=0.01), "unjudged", "")
+    >>> ok = [Judged(GroupResult(Group(i, 1, h, 1), busbw=1.0), "ok", "") for i, h in ((1, ("a1", "a2")),
+    ...       (2, ("b1", "b2")))]
+    >>> s = Search([[top], ok], labels=lab)
+    >>> against_halves(s, 0.8)
+    >>> s.rounds[0][0].verdict, s.rounds[0][0].why
+    ('slow', '0.01 GB/s below 0.4 x 1 GB/s, the slower of its halves (A | B)')
+    """
+    if not search.labels or len(search.rounds) < 2:
+        return
+    for i, judged in enumerate(search.rounds[0]):
+        group, figure = judged.result.group, judged.result.busbw
+        if judged.verdict != "unjudged" or figure is None or len(domains.spanned(group.hosts, search.labels)) < 2:
+            continue
+        parts = [j for j in search.rounds[1] if j.result.group.searching and set(j.result.group.hosts) <= set(
+            group.hosts)]
+        figures = [j.result.busbw for j in parts if j.verdict == "ok" and j.result.busbw is not None]
+        if len(parts) == len(figures) == 2 and figure < fraction / 2 * min(figures):
+            side, other = halves(group.hosts, search.labels)
+            why = f"{figure:.3g} GB/s below {fraction / 2:g} x {min(figures):.3g} GB/s, the slower of its halves " \
+                  f"({domains.path(side, other, search.labels).replace(' <-> ', ' | ')})"
+            search.rounds[0][i] = Judged(judged.result, "slow", why, judged.expected)
 
 
 def verdict(result: GroupResult, expected: Expected | None, best: float | None, fraction: float,
