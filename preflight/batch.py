@@ -10,7 +10,10 @@ One watchdog per script does the timing: once a second it looks at the running p
 that probe has run past its timeout, sends TERM to its whole process tree (read from
 ``/proc/PID/task/*/children`` before anything dies), KILL two seconds later, and the probe's exit
 status becomes 124 as with ``timeout(1)``. So a probe gets between its timeout and one second
-more. The same watchdog ends the script (and the running probe's tree) when its parent (the SSH
+more. The time is the node's clock since boot (``/proc/uptime``), not a count of the watchdog's
+``sleep 1`` turns, which on a node at load 100 take several seconds each, so that a probe could run
+minutes past its timeout; without ``/proc/uptime`` the turns are counted.
+The same watchdog ends the script (and the running probe's tree) when its parent (the SSH
 session) goes away, so an interrupted run leaves nothing on a node.
 A probe with ``root=True`` runs under ``sudo -n`` when the run asks for it (``as_root``).
 
@@ -94,17 +97,19 @@ pf_kill() {
   kill -"$1" $PF_K 2>/dev/null
 }
 (
-  pf_last= pf_n=0 pf_hit=
+  pf_last= pf_n=0 pf_t0= pf_s=0 pf_hit=
   while kill -0 "$PF_P" 2>/dev/null; do
     sleep 1
-    pf_c= pf_l=
+    pf_c= pf_l= pf_now=
     read -r pf_c pf_l <"$PF_T/c" 2>/dev/null
-    if [ -z "$pf_c" ] || [ "$pf_c" != "$pf_last" ]; then pf_last=$pf_c pf_n=0; continue; fi
-    pf_n=$((pf_n + 1))
-    if [ "$pf_n" -eq "$pf_l" ]; then
-      : >"$PF_T/k$pf_c"; pf_kill TERM "$pf_c"; pf_hit=$PF_K
-    elif [ "$pf_n" -eq $((pf_l + 2)) ]; then
-      kill -KILL $pf_hit 2>/dev/null
+    read -r pf_now pf_u </proc/uptime 2>/dev/null
+    pf_now=${pf_now%%.*}
+    if [ -z "$pf_c" ] || [ "$pf_c" != "$pf_last" ]; then pf_last=$pf_c pf_n=0 pf_t0=$pf_now pf_s=0; continue; fi
+    if [ -n "$pf_now" ] && [ -n "$pf_t0" ]; then pf_n=$((pf_now - pf_t0)); else pf_n=$((pf_n + 1)); fi
+    if [ "$pf_s" -eq 0 ] && [ "$pf_n" -ge "$pf_l" ]; then
+      : >"$PF_T/k$pf_c"; pf_kill TERM "$pf_c"; pf_hit=$PF_K pf_s=1
+    elif [ "$pf_s" -eq 1 ] && [ "$pf_n" -ge $((pf_l + 2)) ]; then
+      kill -KILL $pf_hit 2>/dev/null; pf_s=2
     fi
   done
   kill -TERM $$ 2>/dev/null

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from pathlib import Path
 
 from preflight.batch import MAX_OUTPUT_BYTES, Probe, ProbeOutput, build_script, parse_output, print_line, read_line
 
@@ -70,3 +71,20 @@ def test_unfinished_output_is_not_run() -> None:
 def test_read_line_reads_sysfs_and_string_sysctls_without_a_fork() -> None:
     command = read_line("/proc/sys/kernel/ostype") + ' && echo "$pf_v"; ' + print_line("/nonexistent") + " || echo none"
     assert subprocess.run(["sh", "-c", command], capture_output=True, text=True).stdout == "Linux\nnone\n"
+
+
+def test_the_watchdog_times_probes_by_the_clock_not_by_its_turns(tmp_path: Path) -> None:
+    """On a node at load 100 each ``sleep 1`` of the watchdog takes seconds: a probe's timeout is its clock time.
+    Here every turn of the watchdog takes 3 s (a ``sleep`` on PATH that counts its calls): a probe with a 3 s
+    timeout is killed on the watchdog's second turn, not its fourth (the turn count before /proc/uptime)."""
+    turns = tmp_path / "turns"
+    slow = tmp_path / "bin" / "sleep"
+    slow.parent.mkdir()
+    slow.write_text(f"#!/bin/sh\necho x >> {turns}\nexec /bin/sleep 3\n")
+    slow.chmod(0o755)
+    script = build_script([Probe("hang", "exec /bin/sleep 60", timeout=3)], "t3st")
+    env = {**os.environ, "PATH": f"{slow.parent}:{os.environ['PATH']}"}
+    proc = subprocess.run(["sh", "-s"], input=script.encode(), capture_output=True, timeout=60, env=env)
+    out = parse_output(proc.stdout, ["hang"], "t3st", proc.stderr)
+    assert out["hang"].exit_status == 124
+    assert len(turns.read_text().splitlines()) <= 3, "the probe was killed after its timeout in turns, not seconds"
