@@ -37,8 +37,9 @@ def test_a_run_with_dead_hosts_ends_with_its_report_and_does_not_wait_for_them(t
     report = json.loads((tmp_path / "report" / "report.json").read_text())
     errors = {f["host"] for f in report["findings"] if f["check"] == "ssh.connect" and f["status"] == "error"}
     assert errors == {"refused", "ghost"}
-    assert report["duration_s"] < 5.0, "the run waited for hosts already known unreachable"
-    assert wall < 10.0 and wall - report["duration_s"] < 3.0, \
+    # Bounds that tell the old waits from none on a loaded box (before: ~10 s in the report, ~60 s more to exit).
+    assert report["duration_s"] < 8.0, "the run waited for hosts already known unreachable"
+    assert wall - report["duration_s"] < 30.0, \
         f"the process outlived its report: {wall:.1f} s wall, report.json says {report['duration_s']} s"
     (skip,) = [f for f in report["findings"] if f["check"] == "net.reachability"]
     assert skip["status"] == "skip" and skip["host"] is None
