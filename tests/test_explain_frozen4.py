@@ -34,9 +34,11 @@ _RENAMED = {"microsoft/deepspeed": "deepspeedai/deepspeed", "hiyouga/llama-facto
 # The documents the catalog's Ascend signatures were written from: not drawn from even at another address.
 _SIGNATURE_DOCUMENTS = ("hcclug", "fault_diagnosis", "cann_error_cases")
 
-# Temporary floors until the set is scored once at the commit that froze it.
-FLOOR_ALL = 0.0
-FLOOR_ASCEND = 0.0
+# 37 of 60 and 13 of 22 at the commit that froze the set (e56f038, before any signature change of the round),
+# rounded down: docs/explain.md "Fourth frozen set (issue 38, round 5)". The engineers changing the catalog raise
+# them with their change.
+FLOOR_ALL = 0.61
+FLOOR_ASCEND = 0.59
 
 
 def _repo(owner: str, name: str) -> str:
