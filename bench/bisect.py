@@ -41,6 +41,7 @@ PARAMS = {"sizes_mib": [1], "warmup": 1, "iters": 3, "trials": 3, "budget_s": 3.
           "fraction": 0.3}
 SHAPE = ["tbf", "rate", "20mbit", "burst", "32kbit", "latency", "400ms"]
 PHASES = ("bisect", "default", "all", "healthy")
+RUN_TIMEOUT_S = [3600.0]  # one preflight run's limit (--run-timeout: every pair at 64 hosts takes longer)
 
 
 def _load() -> list[float]:
@@ -62,7 +63,7 @@ def run(cluster: NetnsCluster, work: Path, tag: str, bisect: bool, **params: Any
     load_before = _load()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     start = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=3600, check=False, cwd=REPO)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_TIMEOUT_S[0], check=False, cwd=REPO)
     wall = time.perf_counter() - start
     findings = [f for f in json.loads(proc.stdout)["findings"] if f["check"].startswith("allreduce.")]
     named = sorted({f["host"] for f in findings if f["status"] == "fail" and f["check"] == "allreduce.busbw"
@@ -122,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--init-timeout", type=float, default=PARAMS["init_timeout_s"],
                         help="the check's init_timeout_s (a group's bound is 20 s + this + 2 x budget_s); 64 ranks "
                              "importing torch on 2 shared cores need more than the default")
+    parser.add_argument("--run-timeout", type=float, default=RUN_TIMEOUT_S[0],
+                        help="seconds one preflight run may take (default 3600; every pair at 64 hosts: ~2 h)")
     parser.add_argument("--phases", default=",".join(PHASES),
                         help=f"comma-separated subset of {','.join(PHASES)} (default: all of them)")
     args = parser.parse_args(argv)
@@ -131,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_all_pairs:
         phases.discard("all")
     PARAMS["init_timeout_s"] = args.init_timeout
+    RUN_TIMEOUT_S[0] = args.run_timeout
     problem = cluster_support_problem()
     if problem:
         print(f"cannot build the bench cluster: {problem}", file=sys.stderr)
