@@ -35,6 +35,7 @@ from preflight.explain.decode import CodeTable, Decoded
 from preflight.explain.families import checks_by_category, family_of
 from preflight.explain.gates import plan_for
 from preflight.explain.lines import FileFacts, file_facts, line_rank, path_rank, timestamp
+from preflight.explain.paste import WRAP_MIN, joins, normalize, terminal_width, uncut, unwrap
 from preflight.explain.tables import DECODERS
 from preflight.explain.timeouts import Timeout, decode
 from preflight.explain.tolerant import anchor
@@ -46,6 +47,7 @@ MAX_BYTES = 8 * 1024 * 1024  # the end of a log holds the failure; only its last
 MAX_LINES = 200_000
 MAX_LINE = 4096
 NEAR_LINES = 3
+JOIN_MAX_LINES = 5_000  # a log this short (a paste) also has its long lines tried joined with the next ones
 BLOCK_LINES = 5  # a code within this many lines of a signature's line belongs to the error that signature explains
 _NOT_FAMILY = re.compile(r"^\s*(?:File \"|frame #\d+)")  # traceback frames: paths, not failures
 LAYERS = ("signature", "code", "family", "unknown")
@@ -180,7 +182,7 @@ def _order(matches: list[Match]) -> list[Match]:
 
 
 def _lines(text: str) -> list[str]:
-    lines = text.replace("\x00", "").splitlines()
+    lines = normalize(text.replace("\x00", "")).splitlines()
     if len(lines) > MAX_LINES:
         lines = lines[-MAX_LINES:]
     return [line[:MAX_LINE] for line in lines]
@@ -233,6 +235,8 @@ def match_lines(lines: list[str], file: str, file_index: int, signatures: Iterab
                     continue
             found[sig.id] = _match(sig, file, file_index, number, line, facts, "signature",
                                    tuple(d for t in tables for d in t.decode(line)))
+    if len(lines) <= JOIN_MAX_LINES:  # a pasted log: its long lines may be wrapped; seen whole too
+        _match_joined(lines, file, file_index, facts, tables, found, anchors, always, keyed)
     # the same line matched by several signatures: keep only the most specific one
     best_per_line: dict[int, Match] = {}
     for match in found.values():
@@ -240,6 +244,30 @@ def match_lines(lines: list[str], file: str, file_index: int, signatures: Iterab
         if held is None or match.signature.weight > held.signature.weight:
             best_per_line[match.line_number] = match
     return list(best_per_line.values())
+
+
+def _match_joined(lines: list[str], file: str, file_index: int, facts: FileFacts, tables: tuple[CodeTable, ...],
+                  found: dict[str, Match], anchors: re.Pattern[str] | None, always: tuple[Signature, ...],
+                  keyed: tuple[tuple[Signature, tuple[str, ...] | None], ...]) -> None:
+    """Signatures not yet found, on the joined views of long lines (``paste.joins``): counted only where the match
+    crosses the cut, at the first line's number."""
+    for number, joined, cuts in joins(lines):
+        low = joined.lower()
+        candidates: Iterable[Signature] = always
+        if anchors is not None and anchors.search(low):
+            candidates = [sig for sig, words in keyed if words is None or any(w in low for w in words)]
+        for sig in candidates:
+            if sig.id in found:
+                continue
+            m = sig.search(joined)
+            if m is None or not any(m.start() < cut < m.end() for cut in cuts):
+                continue
+            if sig.compiled_near:
+                window = "\n".join([*lines[max(0, number - 1 - NEAR_LINES):number - 1], joined])
+                if not any(p.search(window) for p in sig.compiled_near):
+                    continue
+            found[sig.id] = _match(sig, file, file_index, number, joined, facts, "signature",
+                                   tuple(d for t in tables for d in t.decode(joined)))
 
 
 def _match(sig: Signature, file: str, file_index: int, number: int, line: str, facts: FileFacts, layer: str,
@@ -333,11 +361,34 @@ def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CA
     (``DECODERS`` unless given)."""
     sigs = tuple(signatures)
     decoders = tuple(DECODERS if tables is None else tables)
-    result = Explanation(files=list(texts))
+    files = {name: _lines(text) for name, text in texts.items()}
+    files = {name: _uncut(lines) for name, lines in files.items()}
+    result = _explain(files, sigs, decoders)
+    if not _named(result) and any(len(line) >= WRAP_MIN for lines in files.values() for line in lines):
+        for sep in ("", " "):  # nothing named a cause: read long lines as cut by a terminal, then by an editor
+            rewrapped = _explain({name: unwrap(lines, sep) for name, lines in files.items()}, sigs, decoders)
+            if _named(rewrapped):
+                return rewrapped
+    return result
+
+
+def _uncut(lines: list[str]) -> list[str]:
+    """A log a terminal cut at its width (tmux, screen, a console capture), its lines whole again."""
+    width = terminal_width(lines)
+    return lines if width is None else uncut(lines, width)
+
+
+def _named(result: Explanation) -> bool:
+    """A real cause came first: a root cause on a line that is not a harmless warning, that names something."""
+    return any(m.signature.root_cause and not m.harmless and not names_nothing(m) for m in result.matches)
+
+
+def _explain(files: Mapping[str, list[str]], sigs: tuple[Signature, ...],
+             decoders: tuple[CodeTable, ...]) -> Explanation:
+    result = Explanation(files=list(files))
     found: list[Match] = []
     per_file: list[tuple[str, list[str], FileFacts]] = []
-    for index, (name, text) in enumerate(texts.items()):
-        lines = _lines(text)
+    for index, (name, lines) in enumerate(files.items()):
         facts = file_facts(lines, name)
         per_file.append((name, lines, facts))
         matched = match_lines(lines, name, index, sigs, facts, decoders)
@@ -350,7 +401,7 @@ def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CA
         for index, (name, lines, facts) in enumerate(per_file):
             found.extend(family_matches(lines, name, index, facts))
     result.matches = _order(found)
-    if not any(m.signature.root_cause and not m.harmless and not names_nothing(m) for m in result.matches):
+    if not _named(result):
         result.clean = finished_cleanly([lines for _, lines, _ in per_file],
                                         [facts.harmless_lines for _, _, facts in per_file])
         if result.clean is not None:

@@ -1,0 +1,108 @@
+"""A log as users paste it: terminal colours, HTML-escaped quotes, long lines wrapped by a terminal or a forum.
+
+``normalize`` drops what no log line means (ANSI colour and cursor sequences; HTML entities, which a forum or a
+bug tracker's export writes for ``"``, ``'``, ``<``, ``>`` and ``&``). ``joins`` gives the views of a wrapped line:
+a long line with the one or two lines after it, joined as a terminal cuts (at a column, mid-word: joined with
+nothing) and as an editor wraps (at a space: joined with one); ``matcher`` tries a signature on them only where a
+match crosses the cut, so nothing a single line says is counted twice. ``unwrap`` is the last resort of a log in
+which nothing named a cause: every long line joined with the lines it may have been cut into (the line numbers
+kept: a joined line's continuation lines are left empty).
+
+>>> [len(line) for line in unwrap(["a" * 60, "b" * 60, "c", "", "short", "x"], "")]
+[121, 0, 0, 0, 5, 1]
+>>> normalize("\\x1b[1;31mRuntimeError\\x1b[0m: NCCL error: &#39;unhandled system error&#39;")
+"RuntimeError: NCCL error: 'unhandled system error'"
+>>> [(n, text, cuts) for n, text, cuts in joins(["x" * 58 + " Connection re", "fused", "next"])][:2]
+[(1, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx Connection refused', (72,)), \
+(1, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx Connection re fused', (73,))]
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterator, Sequence
+
+WRAP_MIN = 60  # a line this long may have been wrapped: terminals are 80 columns or more, forums wider
+_ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+_ENTITY = re.compile(r"&(?:quot|apos|lt|gt|amp|nbsp|#\d{2,5}|#x[0-9a-fA-F]{2,4});")
+
+
+def normalize(text: str) -> str:
+    """The text without ANSI escape sequences, and with HTML entities read where the text carries any."""
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if "&" in text and _ENTITY.search(text):
+        text = html.unescape(text)
+    return text
+
+
+def joins(lines: Sequence[str]) -> Iterator[tuple[int, str, tuple[int, ...]]]:
+    """``(line number, joined text, the cuts a match must cross)`` for each long line (``WRAP_MIN`` characters or
+    more) and the line after it (then the one after that too, when the second is long as well): joined with
+    nothing (a terminal's cut) and with a space (an editor's wrap at a space). The cuts are the offsets in the
+    joined text where a line ended; a match of the two-line view must cross the first, of the three-line view
+    the second (crossing only the first, the two-line view had it)."""
+    for index in range(len(lines) - 1):
+        first, second = lines[index], lines[index + 1]
+        if len(first) < WRAP_MIN or not second.strip():
+            continue
+        third = lines[index + 2] if index + 2 < len(lines) and len(second) >= WRAP_MIN else ""
+        for sep in ("", " "):
+            head = first.rstrip() + sep if sep else first
+            tail = second.lstrip() if sep else second
+            joined = head + tail
+            yield index + 1, joined, (len(head),)
+            if third.strip():
+                more = (joined.rstrip() + sep if sep else joined) + (third.lstrip() if sep else third)
+                yield index + 1, more, (len(joined.rstrip() + sep) if sep else len(joined),)
+
+
+def unwrap(lines: Sequence[str], sep: str) -> list[str]:
+    """``lines`` with each long line (``WRAP_MIN`` or more) joined by ``sep`` with the non-empty lines after it, as
+    long as the line before was long too; the lines taken in are left empty, so every line keeps its number."""
+    out = list(lines)
+    index = 0
+    while index < len(out):
+        start, joined = index, out[index]
+        while len(lines[index]) >= WRAP_MIN and index + 1 < len(out) and out[index + 1].strip():
+            index += 1
+            joined = (joined.rstrip() + sep + out[index].lstrip()) if sep else joined + out[index]
+            out[index] = ""
+        out[start] = joined
+        index += 1
+    return out
+
+
+def terminal_width(lines: Sequence[str]) -> int | None:
+    """The column a terminal cut the log's lines at, when it looks cut: three or more different lines of exactly
+    the longest length (60 or more) each followed by a line. None otherwise.
+
+    >>> terminal_width(["a" * 80, "b", "c" * 80, "d", "e" * 80, "f", "short"]), terminal_width(["a" * 80, "b"])
+    (80, None)
+    """
+    width = max((len(line) for line in lines), default=0)
+    if width < WRAP_MIN:
+        return None
+    cut = {line for index, line in enumerate(lines[:-1]) if len(line) == width and lines[index + 1].strip()}
+    return width if len(cut) >= 3 else None
+
+
+def uncut(lines: Sequence[str], width: int) -> list[str]:
+    """``lines`` with each run of lines exactly ``width`` long joined with the line that ends it, the lines taken
+    in left empty (line numbers kept).
+
+    >>> uncut(["a" * 4, "bb", "cccc", "dddd", "e", "f"], 4)
+    ['aaaabb', '', 'ccccdddde', '', '', 'f']
+    """
+    out = list(lines)
+    index = 0
+    while index < len(out):
+        start, joined = index, out[index]
+        while len(lines[index]) == width and index + 1 < len(out):
+            index += 1
+            joined += out[index]
+            out[index] = ""
+        out[start] = joined
+        index += 1
+    return out

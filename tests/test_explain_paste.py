@@ -1,0 +1,63 @@
+"""explain reads a log as users paste it (issue 38, tolerant matching): cut by a terminal, wrapped by an editor,
+coloured, HTML-escaped. Real logs of the training corpus, transformed the way bench/explain_perturb.py does."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from preflight.explain.matcher import explain_texts
+from preflight.explain.paste import normalize, terminal_width, uncut, unwrap
+
+CORPUS = json.loads((Path(__file__).parent / "fixtures" / "explain" / "corpus.json").read_text(encoding="utf-8"))
+
+
+def _category(text: str) -> str:
+    best = explain_texts({"log.txt": text}).best
+    return best.signature.category if best else "unknown"
+
+
+def _cut(text: str, width: int) -> str:
+    return "\n".join(piece for line in text.splitlines()
+                     for piece in ([line[i:i + width] for i in range(0, len(line), width)] or [""]))
+
+
+def test_every_corpus_log_cut_at_80_columns_keeps_its_category() -> None:
+    changed = [log["source"] for log in CORPUS
+               if _category(_cut(log["excerpt"], 80)) != _category(log["excerpt"])]
+    assert not changed, changed
+
+
+def test_colours_and_html_entities_change_nothing() -> None:
+    changed = [log["source"] for log in CORPUS
+               if _category("\n".join(f"\x1b[31m{html.escape(line)}\x1b[0m" for line in log["excerpt"].splitlines()))
+               != _category(log["excerpt"])]
+    assert not changed, changed
+
+
+def test_a_wrapped_code_is_decoded_and_reported_at_its_first_line() -> None:
+    head = "[ERROR] 2025-01-02-10:11:12.123.456 HCCL(12345,python):"
+    line = head.ljust(77, "x") + "EI0006: (see the plog for the details of this fault)"
+    pieces = [line[i:i + 80] for i in range(0, len(line), 80)]
+    assert pieces[0].endswith("EI0") and pieces[1].startswith("006")  # the code is cut in two
+    for tail in (["[INFO] end"], []):  # a terminal's cut at 80 (joined whole) or a single cut line (joined views)
+        best = explain_texts({"log.txt": "\n".join(["[INFO] start", *pieces, *tail])}).best
+        assert best is not None and best.signature.category == "hccl-timeout"
+        assert best.line_number == 2 and "EI0006" in best.line
+
+
+def test_lines_of_their_own_length_are_not_joined() -> None:
+    natural = ["a" * 70, "next record", "b" * 70, "another", "short"]  # two long lines: no terminal width
+    assert terminal_width(natural) is None
+    assert uncut(natural, 70) == ["a" * 70 + "next record", "", "b" * 70 + "another", "", "short"]
+    assert unwrap(["x" * 59, "y"], "") == ["x" * 59, "y"]  # too short to have been wrapped
+    assert normalize("plain & simple") == "plain & simple"  # no entity: nothing read
+
+
+def test_an_application_bug_stays_unmatched_when_wrapped() -> None:
+    bug = ("Traceback (most recent call last):\n  File \"train.py\", line 10, in <module>\n"
+           "    loss = model(batch)['loss'] / accumulation_steps_configured_for_this_particular_run\n"
+           "KeyError: 'loss' (the model returned a tuple, not a dict, when return_dict was False)")
+    assert explain_texts({"log.txt": bug}).best is None
+    assert explain_texts({"log.txt": _cut(bug, 60)}).best is None
