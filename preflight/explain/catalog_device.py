@@ -12,13 +12,17 @@ versions in the vendors' generic wordings, whichever accelerator prints them.
 - vLLM's KV cache too small for the model's length (``oom``, beside ``vllm.device_memory_short``);
 - a peer reached on Docker's default bridge (172.17.0.0/16) or a link-local address: ``wrong-interface``;
 - DeepSpeed's batch-size assertion (the world size the launch gave disagrees with the config): ``launch-args``;
-- argparse rejecting the launch command's arguments: ``launch-args``.
+- argparse rejecting the launch command's arguments: ``launch-args``;
+- round 5: an operator no CANN operator store holds for the job's dtype/format/shape, a collective handed a dtype
+  its backend does not reduce or a non-contiguous tensor: ``app-fault``; torch_npu's caching allocator failing to
+  get a block from the NPU: ``oom``.
 
 Each entry's ``source`` is the public thread its excerpt comes from (tests/fixtures/explain/excerpts.json); the
 wordings are those of the vendors' sources in ``WORDING_SOURCES``.
 
->>> [s.id for s in DEVICE if s.category == "app-fault"]
-['cann.core_exception', 'triton.out_of_resources']
+>>> [s.id for s in DEVICE if s.category == "app-fault"]  # doctest: +NORMALIZE_WHITESPACE
+['cann.op_unsupported', 'collective.unsupported_dtype', 'c10d.tensors_not_contiguous', 'cann.core_exception',
+ 'triton.out_of_resources']
 """
 
 from __future__ import annotations
@@ -48,6 +52,21 @@ WORDING_SOURCES: dict[str, str] = {
     # "Current CANN version do not support this api. Please try to update the version of CANN." +
     # OPS_ERROR(ErrCode::PARAM)) in op_plugin/ops/opapi/*KernelNpuOpApi.cpp; npu_grouped_matmul's FRACTAL_NZ check
     "cann.version_unsupported": "https://github.com/Ascend/op-plugin/tree/master/op_plugin/ops/opapi",
+    # round 5 (the spent frozen3 set, folded): GE's engine manager when no operator store holds the op for its
+    # dtype/format/shape (dnnengine_manager.cc GetDNNEngineName: "Op type %s of ops kernel %s is unsupported, reason:
+    # %s"; the TBE store's "The type of this op is not found in op store" / "... is not supported in op store")
+    "cann.op_unsupported": "https://github.com/Ascend/pytorch/blob/01912265501ba3baf74f20939f8a964dec4cb8b9/docs/en/"
+                           "PyTorch%20Network%20Model%20Porting%20and%20Training%20Guide/PyTorch%20Network%20Model%20"
+                           "Porting%20and%20Training%20Guide.md",
+    # torch_npu's NPUCachingAllocator::malloc: C10_NPU_CHECK on the aclrtMalloc of a new block
+    "torch_npu.allocator_malloc": "https://github.com/Ascend/pytorch/blob/master/torch_npu/csrc/core/npu/"
+                                  "NPUCachingAllocator.cpp",
+    # torch's ProcessGroupNCCL getNcclDataType ("Input tensor data type is not supported for NCCL process group"),
+    # torch_npu's ProcessGroupHCCL ("HCCL AllReduce & Reduce: Unsupported data type at::kByte/at::kBool"),
+    # c10d's check_gpu_single_tensor / assertDense ("Tensors must be contiguous")
+    "collective.unsupported_dtype": "https://github.com/Ascend/pytorch/blob/master/torch_npu/csrc/distributed/"
+                                    "ProcessGroupHCCL.cpp",
+    "c10d.tensors_not_contiguous": "https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/Utils.hpp",
     # DeepSpeedConfig._batch_assertion
     "deepspeed.batch_size_mismatch": "https://github.com/deepspeedai/DeepSpeed/blob/"
                                      "edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/config.py",
@@ -56,15 +75,57 @@ WORDING_SOURCES: dict[str, str] = {
     "launch.argparse_error": "https://github.com/python/cpython/blob/3.12/Lib/argparse.py",
 }
 
-_CORE = r"(?:fftsplus )?(?:aicore|ai core|aivec|aivector|aiv|aic|vector core|cube core)"
+_CORE = r"(?:fftsplus )?(?:aicore|ai core|aicpu|ai cpu|aivec|aivector|aiv|aic|vector core|cube core)"
 
 DEVICE: tuple[Signature, ...] = (
     Signature(
+        "cann.op_unsupported", "app-fault",
+        (r"Op type \S+ of ops kernel \S+ is unsupported", r"The type of this op is not found in op store",
+         r"The dtype, format or shape of input in op desc is not supported in op store"),
+        "No operator store of CANN holds this operator for the inputs the job passes (its dtype, format or shape): "
+        "the graph engine cannot assign it to an engine. The model (or its port) calls an op with inputs the NPU's "
+        "operator library does not take - typically int64 or float64 where the op takes int32 / float16 / float32.",
+        "Cast the inputs to a dtype the operator supports (the operator's spec in the CANN operator list), or run "
+        "it on the CPU; update CANN if a newer operator library adds it. No host check verifies it.",
+        (), "https://github.com/Ascend/pytorch/blob/01912265501ba3baf74f20939f8a964dec4cb8b9/docs/en/PyTorch%20Network"
+            "%20Model%20Porting%20and%20Training%20Guide/PyTorch%20Network%20Model%20Porting%20and%20Training%20Guide"
+            ".md#what-do-i-do-if-the-error-message-op-type-sigmoidcrossentropywithlogitsv2-of-ops-kernel-aicoreenginemd",
+        weight=70),
+    Signature(
+        "collective.unsupported_dtype", "app-fault",
+        (r"(?:HCCL|NCCL|Gloo)\b[^\n]{0,60}\bUnsupported data ?type",
+         r"data type is not supported for (?:NCCL|HCCL) process group",
+         r"Unsupported data type for (?:NCCL|HCCL|Gloo)"),
+        "The job passed a collective a tensor of a dtype its backend does not reduce (bool / uint8 on HCCL, "
+        "some types on NCCL or gloo): the collective call itself is rejected, not the cluster.",
+        "Cast the tensor before the collective (bool/byte to int32, then back), or use a backend that takes it.",
+        (), "https://github.com/wangshuai09/Notebook/blob/1dde65b641956f59535106ab12f2e63d8ccfde94/QA/Error.md",
+        weight=72),
+    Signature(
+        "c10d.tensors_not_contiguous", "app-fault",
+        (r"\b(?:Tensors|Tensor|input tensor) must be (?:contiguous|dense)\b",),
+        "A collective was handed a non-contiguous tensor (a transposed view, a slice with strides), which the "
+        "process group rejects before any communication.",
+        "Call .contiguous() on the tensor before the collective.",
+        (), "https://github.com/Ascend/pytorch/blob/356e12daa42681673f838fd710758fb63705035f/docs/zh/"
+            "troubleshooting/communication_operator_transfers_Non-contiguous_tensors.md", weight=72),
+    Signature(
+        "torch_npu.allocator_malloc", "oom",
+        (r"malloc:\S*NPUCachingAllocator\S*:\d+ NPU error",),
+        "torch_npu's caching allocator could not get a new block of device memory from the NPU (aclrtMalloc "
+        "failed inside NPUCachingAllocator::malloc): the model and its activations need more memory than is free.",
+        "Lower the batch size or sequence length, free what other processes hold on the device (`npu-smi info`), "
+        "or shard the model further.",
+        ("npu.processes",), "https://github.com/Ascend/pytorch/blob/01912265501ba3baf74f20939f8a964dec4cb8b9/docs/en/"
+        "PyTorch%20Network%20Model%20Porting%20and%20Training%20Guide/PyTorch%20Network%20Model%20Porting%20and"
+        "%20Training%20Guide.md#what-do-i-do-if-the-error-message-runtimeerror-malloc-pytorch-c10-npu-"
+        "npucachingallocator-cpp-293-npmd", weight=70),
+    Signature(
         "cann.core_exception", "app-fault",
-        (rf"Kernel task happen error, retCode=0x[0-9a-fA-F]+, \[{_CORE} (?:exception|trap\w*)\]",
+        (rf"Kernel task happen error, retCode=0x[0-9a-fA-F]+, \[{_CORE} (?:exception|trap\w*|timeout)\]",
          r"(?:AICORE|AIV|AIC) Kernel (?:task )?happen error, retCode=",
          rf"there is an? (?:exception of )?{_CORE} error",
-         r"(?:Aicore|AIV|Aivec) kernel execute failed, device_id=",
+         r"(?:Aicore|AIV|Aivec|aicpu) kernel execute failed, device_id=",
          r"The (?:vector core|aicore|AI Core|cube core) execution is abnormal",
          rf"reason=\[{_CORE} exception\]"),
         "An NPU compute core (AI Core, or its vector / cube unit) raised an exception while running one of the "

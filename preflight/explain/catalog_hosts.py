@@ -83,7 +83,10 @@ HOSTS: tuple[Signature, ...] = (
         "nccl.ib_completion_error", "fabric",
         (r"NET/IB : Got completion from peer \S+ with (?:status=|error )\d+",
          # NCCL 2.23+ "NET/IB: Got completion", 2.28+ status by name: status=IBV_WC_RETRY_EXC_ERR(12)
-         r"NET/IB(?:/GIN)?: Got completion from peer \S+ with status=(?:\w+\()?\d+"),
+         r"NET/IB(?:/GIN)?: Got completion from peer \S+ with status=(?:\w+\()?\d+",
+         # NCCL 2.0-2.5 (and pastes without the prefix): "NET/IB : Got completion with error %d, opcode %d, len %d,
+         # vendor err %d"
+         r"Got completion with error \d+, opcode \d+, len \d+, vendor err \d+"),
         "An RDMA work request failed on the fabric (status 12 = transport retry counter exceeded: the "
         "peer or a link/switch port did not answer; 4/5 = local protection/flush after a failure).",
         "Check the links and switch ports between the named peers (`ibstat`, port counters) and the peer "
@@ -238,4 +241,13 @@ HOSTS: tuple[Signature, ...] = (
         "A hostfile line is not `hostname slots=N`.",
         "Fix the hostfile: one `hostname slots=N` per line.",
         (), "https://github.com/deepspeedai/DeepSpeed/issues/3669", weight=65),
+    # --- round 5 (the spent frozen3 set, folded) ------------------------------------------------------------------
+    Signature(
+        "ibverbs.no_userspace_driver", "rdma",
+        (r"no userspace device-specific driver found for \S*uverbs\d*",),
+        "libibverbs found the RDMA device but no user-space provider for it (libmlx5 / rdma-core's providers are "
+        "not installed in the container or image): RDMA is unusable and NCCL or MPI falls back to TCP or fails.",
+        "Install the providers in the image (rdma-core: ibverbs-providers / libmlx5-1, librdmacm1, libibverbs1) "
+        "and check `ibv_devinfo` inside the container.",
+        ("nccl.ib_hca",), "https://github.com/horovod/horovod/issues/1117", weight=62),
 )

@@ -88,7 +88,7 @@ LAUNCHERS: tuple[Signature, ...] = (
         root_cause=False),  # mpirun's summary of the ssh / orted failure printed before it
     Signature(
         "mpirun.not_enough_slots", "hostfile",
-        (r"There are not enough slots available in the system to satisfy the \d+",
+        (r"are not enough slots available in the system to satisfy",  # also a paste that lost "There"
          # horovodrun's own check (horovod/runner/common/util/hosts.py, get_host_assignments)
          r"Process number should not be larger than total available slots"),
         "mpirun (or horovodrun) was asked for more processes than the slots its hosts offer: the hostfile's "
@@ -131,4 +131,35 @@ LAUNCHERS: tuple[Signature, ...] = (
         "Choose a tensor (or expert) parallel size that divides the model's head count and sizes (for 12 heads: "
         "1, 2, 3, 4, 6 or 12), and use the remaining devices for pipeline or data parallelism.",
         (), "https://github.com/zai-org/GLM-V/issues/130", weight=70),
+    # --- round 5 (the spent frozen3 set, folded) ------------------------------------------------------------------
+    Signature(
+        "orte.unpack_past_end", "version-mismatch",
+        (r"Data unpack would read past end of buffer",),
+        "Open MPI's daemons could not read each other's messages (ORTE/PMIx unpack past the end of a buffer): the "
+        "hosts run different Open MPI (or PMIx / hwloc) versions, or one host picks up another installation first "
+        "on its PATH / LD_LIBRARY_PATH.",
+        "Install one Open MPI version at the same path on every host (`ssh HOST which mpirun orted; mpirun "
+        "--version`), remove a second hwloc / Open MPI from the library path, or launch with --prefix.",
+        ("versions", "os"), "https://github.com/horovod/horovod/blob/0195c7bd2ec42ca18f1eb5e5b7111e0032bea7f0/docs/"
+        "troubleshooting.rst", weight=62),
+    Signature(
+        "ucx.endpoint_unresolved", "wrong-interface",
+        (r"Failed to resolve UCX endpoint for rank", r"Failed to receive UCX worker address"),
+        "Open MPI's UCX layer could not get or use another rank's worker address: the hosts expose different "
+        "network devices or transports to UCX (a NIC present on one host and not the other, or on other "
+        "subnets), so the address one publishes is not reachable from the other.",
+        "Pin the same device and transports on every host (`-x UCX_NET_DEVICES=mlx5_0:1` / an interface both "
+        "have, `-x UCX_TLS=...`), or `--mca btl_tcp_if_include IF` with the TCP path.",
+        ("net.interface",), "https://github.com/mindspore-ai/docs/blob/010322b13f6e39c9e1b4b1f806e8d7eb847f9001/"
+        "docs/mindspore/source_zh_cn/faq/distributed_configure.md", weight=56),
+    Signature(
+        "mindspore.role_invalid", "launch-args",
+        (r"InitNodeRole\]? Role name is invalid", r"\bRole name is invalid\b"),
+        "MindSpore's dynamic cluster found no valid MS_ROLE (cluster_context.cc InitNodeRole): the script called "
+        "communication init() without mpirun and without the environment variables a non-MPI launch needs "
+        "(MS_ROLE, MS_SCHED_HOST, MS_SCHED_PORT, MS_WORKER_NUM).",
+        "Start the job with msrun / mpirun, or export MS_ROLE (MS_SCHED / MS_WORKER) and the scheduler's "
+        "address, port and worker count for every process.",
+        (), "https://github.com/mindspore-ai/docs/blob/010322b13f6e39c9e1b4b1f806e8d7eb847f9001/docs/mindspore/"
+        "source_zh_cn/faq/distributed_configure.md", weight=70),
 )

@@ -222,7 +222,8 @@ NETWORK: tuple[Signature, ...] = (
         ("net.reachability",), "https://github.com/pytorch/pytorch/issues/116974", weight=30),
     Signature(
         "rdzv.connection_error", "rendezvous",
-        (r"RendezvousConnectionError: The connection to the C10d store has failed",),
+        (r"RendezvousConnectionError: The connection to the C10d store has failed",
+         r"The connection to the C10d store has failed",),  # round 5: also quoted without the exception's name
         "The agent could not connect to the c10d rendezvous store at --rdzv-endpoint.",
         "Make --rdzv-endpoint an address:port of the first node that every node reaches, and open that "
         "port.",
@@ -303,4 +304,17 @@ NETWORK: tuple[Signature, ...] = (
         "WORLD_SIZE/RANK) disagree between the nodes.",
         "Launch every node with the same --nnodes and --nproc-per-node, node ranks 0..nnodes-1.",
         ("gpu.devices.count", "nccl.visible_devices"), "https://github.com/jeffffffli/HybrIK/issues/47", weight=78),
+    # --- round 5 (the spent frozen3 set, folded) ------------------------------------------------------------------
+    Signature(
+        "nccl.connect_network_unreachable", "wrong-interface",
+        (r"NCCL WARN [^\n]*connect to \S+ failed\s*:\s*Network is unreachable",
+         r"NCCL WARN [^\n]*connect[^\n]*\bENETUNREACH\b|NCCL WARN [^\n]*connect[^\n]*failed with error Network is "
+         r"unreachable"),
+        "A NCCL socket connect found no route to the peer's address (ENETUNREACH - not refused, not filtered): this "
+        "host has no interface on the network the address belongs to, so the ranks picked interfaces or "
+        "addresses on different networks.",
+        "Set NCCL_SOCKET_IFNAME to an interface on the network every node shares (`ip -br addr` on each), or fix "
+        "the routes between those networks.",
+        ("net.interface",), "https://github.com/mindspore-ai/docs/blob/010322b13f6e39c9e1b4b1f806e8d7eb847f9001/"
+        "docs/mindspore/source_zh_cn/faq/distributed_configure.md", weight=64),
 )

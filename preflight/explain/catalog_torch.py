@@ -146,4 +146,15 @@ TORCH: tuple[Signature, ...] = (
         "Find the tensor whose shape is computed from data (print the shapes before the failing call); check the "
         "custom kernels that wrote that data (run the reference / pure-torch path) - more memory will not help.",
         (), "https://github.com/flashserve/flash-linear-attention-npu/issues/149", weight=95),
+    # --- round 5 (the spent frozen3 set, folded) ------------------------------------------------------------------
+    Signature(
+        "accelerate.shape_mismatch", "collective-mismatch",
+        (r"Cannot apply desired operation due to shape mismatches",),
+        "accelerate's debug mode compared the shapes the ranks passed to one collective (broadcast, gather, "
+        "reduce) and they differ (accelerate/utils/operations.py, DistributedOperationException): without the "
+        "check the collective would hang or corrupt data.",
+        "Make every rank pass the same shape (pad uneven last batches, avoid rank-dependent shapes); the "
+        "exception lists each process's shape.",
+        (), "https://github.com/huggingface/accelerate/blob/087fa0aa7a1b42562cac9b959f432ec3fbb86d57/docs/source/"
+            "basic_tutorials/troubleshooting.md", weight=80),
 )

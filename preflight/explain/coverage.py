@@ -26,6 +26,8 @@ LIBRARIES = {
     "npu_smi": "HCCL / CANN / torch_npu", "vllm": "vLLM / vllm-ascend", "parallel": "vLLM / vllm-ascend",
     "torch": "torch (build, caching allocator)", "alloc": "torch (build, caching allocator)",
     "triton": "Triton", "host": "OS limits", "net": "network (interfaces, addresses)",
+    "orte": "Open MPI (mpirun)", "ucx": "Open MPI (mpirun)", "ibverbs": "rdma-core (libibverbs)",
+    "collective": "torch.distributed (c10d, TCPStore)",
 }
 
 

@@ -79,9 +79,13 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      r"\blookup \S+(?: on \S+)?: no such host|\bgai error\b|could not resolve host|unknown host",
      "name-resolution", True,
      "a host name does not resolve", "Make every node's name and MASTER_ADDR resolve on every node.", {}),
-    ("no route", r"No route to host|\bEHOSTUNREACH\b|Network is unreachable", "firewall", True,
+    ("no route", r"No route to host|\bEHOSTUNREACH\b", "firewall", True,
      "the peer is unreachable (a REJECT rule or no route)", "Open the job's ports between the nodes and check "
      "the routes.", {}),
+    # ENETUNREACH: no interface or route for the peer's network at all (round 5): the address or interface is wrong
+    ("network unreachable", r"Network is unreachable|\bENETUNREACH\b", "wrong-interface", True,
+     "this host has no route to the peer's network", "Pick an interface on the network every node shares "
+     "(NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME) or fix the routes.", {}),
     ("connection refused", r"Connection refused|\bECONNREFUSED\b", "master-unreachable", True,
      "nothing listens where the rank connects (wrong address or port, or the peer is not up)",
      "Check MASTER_ADDR/MASTER_PORT and that the peer started; check the firewall.",
@@ -111,6 +115,7 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      "Install the versions the failing package names (its install guide's version table) on every node; "
      "import errors name the missing module.", {}),
     ("library / version", r"undefined symbol|cannot open shared object file|version mismatch|"
+     r"\bLoading \S+\.so\S* failed|\bis not installed or found\b|"
      r"incompatible (?:version|driver)|not compiled with|built without", "version-mismatch", True,
      "a library is missing or of another version than the build expects",
      "Install matching versions of the library on every node.", {"NVIDIA driver": "driver", "CUDA": "driver"}),

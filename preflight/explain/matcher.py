@@ -296,7 +296,9 @@ def code_matches(lines: list[str], file: str, file_index: int, tables: Iterable[
         decoded = tuple(d for t in plan.asked(line) for d in t.decode(line))
         if not decoded:
             continue
-        first = decoded[0]
+        # several tables read the line (torch.multiprocessing's "terminated with signal SIGKILL": the elastic
+        # template, which names nothing, and the signal): the code that names a cause speaks for it
+        first = next((d for d in decoded if d.code.root_cause and d.code.category != "unknown"), decoded[0])
         if first.code.category in blocked.get(number, ()):
             continue
         key = (first.table.name, first.code.code)

@@ -173,6 +173,9 @@ _FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"\bline \d+:\s+\d+\s+({_TEXTS})\b", re.I), "text"),  # bash: "line 3: 1234 Killed  python ..."
     (re.compile(rf"^\s*({_TEXTS})\s+\(core dumped\)", re.I), "text"),  # the shell: "Segmentation fault (core dumped)"
     (re.compile(r"^\s*(Killed)\s*$"), "text"),  # the shell's own line for a foreground job killed by SIGKILL
+    # torch.utils.data's worker watchdog (_utils/signal_handling.py): "DataLoader worker (pid N) is killed by
+    # signal: Killed." (strsignal's text) and its "(pid(s) N, M) exited unexpectedly" sibling names no signal
+    (re.compile(rf"is killed by signal:\s*({_TEXTS})", re.I), "text"),
 )
 
 
