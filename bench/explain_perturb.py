@@ -70,6 +70,9 @@ TRANSFORMS: dict[str, Callable[[str], str]] = {
     "soft_wrap_80": _wrap,
     "indented": _each_line(lambda i: "    "),
     "upper_case": lambda t: t.upper(),
+    # a log inside JSON: torchrun's error file ("message": {"message": ..., "extraInfo": {"py_callstack": ...}}),
+    # a Kubernetes event or a job status, printed as one line with its newlines escaped
+    "json_string": lambda t: json.dumps({"message": t}),
 }
 
 

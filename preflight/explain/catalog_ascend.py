@@ -176,7 +176,9 @@ ASCEND: tuple[Signature, ...] = (
         ("npu.count", "npu.chip", "npu.env"), "https://github.com/gpustack/gpustack/issues/2527", weight=82),
     Signature(
         "cann.driver_library_missing", "driver",
-        (r"libascend_hal\.so: cannot open shared object file",),
+        (r"libascend_hal\.so: cannot open shared object file",
+         # round 5: the driver package's other libraries (driver/lib64: DSMI for npu-smi, DCMI)
+         r"lib(?:drvdsmi_host|dcmi)\.so: cannot open shared object file"),
         "The NPU driver's HAL library (libascend_hal.so, installed by the driver package under "
         "/usr/local/Ascend/driver/lib64) cannot be loaded: the driver is not installed on this node, or the "
         "container was started without the driver mounted (CANN's set_env.sh takes a missing libascend_hal.so "

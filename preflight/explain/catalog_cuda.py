@@ -196,4 +196,68 @@ CUDA: tuple[Signature, ...] = (
         "(or the container's device list) does not contain the NPU the rank asked for.",
         "Make the visible NPU list and the ranks per node agree (ASCEND_RT_VISIBLE_DEVICES, --nproc-per-node).",
         ("npu.count", "npu.chip"), "https://github.com/vllm-project/vllm-ascend/issues/672", weight=78),
+    # --- round 5: the driver as torch, the container runtime, NVML and the dynamic linker report it missing or too
+    # old (torch/cuda/__init__.py _check_driver and c10/cuda's lazy init; nvidia-container-toolkit's requirement and
+    # RPC errors; docker's device-driver lookup; NVML's init; libcuda / libnvidia-ml, which the driver installs)
+    Signature(
+        "torch.no_nvidia_driver", "driver",
+        (r"Found no NVIDIA driver on your system",),
+        "torch found no NVIDIA kernel driver: the node (or the container) has no driver loaded, no NVIDIA GPU, or "
+        "the container was started without the GPUs.",
+        "Check `nvidia-smi` on the node and inside the container (`--gpus all` / the device plugin); install or "
+        "load the driver.", _DRIVER, "https://github.com/pytorch/pytorch/issues/3864", weight=70),
+    Signature(
+        "torch.driver_too_old", "driver",
+        (r"The NVIDIA driver on your system is too old \(found version \d+\)",),
+        "The NVIDIA driver is older than the CUDA runtime this torch was built with needs (the version found is "
+        "the driver's CUDA API level, e.g. 11040 = CUDA 11.4).",
+        "Install a driver that supports the build's CUDA version (NVIDIA's CUDA compatibility table), or a torch "
+        "wheel built for the driver's CUDA version.", _DRIVER, "https://github.com/wuhuikai/FastFCN/issues/37",
+        weight=72),
+    Signature(
+        "torch.cuda_driver_init_failed", "driver",
+        (r"CUDA driver initialization failed, you might not have a CUDA gpu",),
+        "cuInit failed when torch first touched CUDA: the driver is not usable by this process - a driver and "
+        "library mismatch, missing device files in the container, or a driver in a bad state.",
+        "Run `nvidia-smi` in the same environment; reload the driver or reboot after an upgrade; check the "
+        "container's device mounts.", _DRIVER, "https://github.com/wenet-e2e/wenet/issues/700", weight=60),
+    Signature(
+        "nvidia_container.cuda_requirement", "driver",
+        (r"nvidia-container-cli: requirement error: unsatisfied condition: cuda\s*>=\s*[\d.]+",),
+        "The image requires a newer CUDA (its NVIDIA_REQUIRE_CUDA) than the host's driver supports: the NVIDIA "
+        "container runtime refuses to start it.",
+        "Upgrade the host's driver to one that supports that CUDA version, or use an image built for an older "
+        "CUDA.", _DRIVER, "https://github.com/SyneRBI/PETRIC2/issues/27", weight=74),
+    Signature(
+        "nvidia_container.driver_rpc", "driver",
+        (r"nvidia-container-cli: initialization error: driver rpc error",),
+        "The NVIDIA container runtime timed out or failed talking to the driver while starting the container "
+        "(GPUs not in persistence mode, a driver hung on a failing GPU).",
+        "Enable persistence (`nvidia-smi -pm 1` or nvidia-persistenced), check `dmesg` for Xid errors, and "
+        "reset or drain the GPU.", _DRIVER, "https://github.com/NVIDIA/nvidia-container-toolkit/issues/202",
+        weight=70),
+    Signature(
+        "docker.no_gpu_device_driver", "driver",
+        (r"could not select device driver \"\" with capabilities: \[\[gpu\]\]",),
+        "docker was asked for GPUs (`--gpus`) but has no device driver for them: the NVIDIA container toolkit is "
+        "not installed or not configured for this docker daemon, or the host has no NVIDIA GPU.",
+        "Install nvidia-container-toolkit, run `nvidia-ctk runtime configure --runtime=docker` and restart "
+        "docker; check `nvidia-smi` on the host.", _DRIVER,
+        "https://github.com/fboulnois/stable-diffusion-docker/issues/82", weight=72),
+    Signature(
+        "nvml.init_unknown_error", "driver",
+        (r"Failed to initialize NVML: Unknown Error",),
+        "NVML could not open the GPUs: inside a container this is the device cgroup losing the GPUs (a "
+        "`systemctl daemon-reload` on a host with systemd cgroups), on a host a driver in a bad state.",
+        "Restart the container (and configure the runtime so a daemon-reload keeps the devices), or reload "
+        "the driver / reboot the host.", _DRIVER, "https://github.com/NVIDIA/nvidia-docker/issues/1671", weight=66),
+    Signature(
+        "driver.library_missing", "driver",
+        (r"lib(?:cuda|nvidia-ml)\.so(?:\.\d+)*: cannot open shared object file",
+         r"(?:could not|couldn't|failed to) (?:load|open|find) (?:the )?(?:library )?lib(?:cuda|nvidia-ml)\.so"),
+        "libcuda / libnvidia-ml are installed by the NVIDIA driver, not by CUDA or pip: without them the node or "
+        "the container has no driver (or the container runtime did not mount it).",
+        "Install the driver on the host and start the container with the NVIDIA runtime (`--gpus all`); on a "
+        "CPU-only node, use a CPU build.", _DRIVER,
+        "https://github.com/aws/sagemaker-mxnet-inference-toolkit/issues/112", weight=64),
 )

@@ -27,7 +27,8 @@ LIBRARIES = {
     "torch": "torch (build, caching allocator)", "alloc": "torch (build, caching allocator)",
     "triton": "Triton", "host": "OS limits", "net": "network (interfaces, addresses)",
     "orte": "Open MPI (mpirun)", "ucx": "Open MPI (mpirun)", "ibverbs": "rdma-core (libibverbs)",
-    "collective": "torch.distributed (c10d, TCPStore)",
+    "collective": "torch.distributed (c10d, TCPStore)", "nvidia_container": "CUDA / NVIDIA driver",
+    "docker": "CUDA / NVIDIA driver", "driver": "CUDA / NVIDIA driver",
 }
 
 

@@ -1,12 +1,13 @@
 """A log as users paste it: terminal colours, HTML-escaped quotes, long lines wrapped by a terminal or a forum.
 
-``normalize`` drops what no log line means (ANSI colour and cursor sequences; HTML entities, which a forum or a
-bug tracker's export writes for ``"``, ``'``, ``<``, ``>`` and ``&``). ``joins`` gives the views of a wrapped line:
-a long line with the one or two lines after it, joined as a terminal cuts (at a column, mid-word: joined with
-nothing) and as an editor wraps (at a space: joined with one); ``matcher`` tries a signature on them only where a
-match crosses the cut, so nothing a single line says is counted twice. ``unwrap`` is the last resort of a log in
-which nothing named a cause: every long line joined with the lines it may have been cut into (the line numbers
-kept: a joined line's continuation lines are left empty).
+``normalize`` drops what no log line means (ANSI colour and cursor sequences; HTML entities, which a forum or a bug
+tracker's export writes for ``"``, ``'``, ``<``, ``>`` and ``&``) and opens a log kept inside a JSON string
+(torchrun's error file, a Kubernetes event, a job status: one line, its newlines escaped). ``joins`` gives the views
+of a wrapped line: a long line with the one or two lines after it, joined as a terminal cuts (at a column, mid-word:
+joined with nothing) and as an editor wraps (at a space: joined with one); ``matcher`` tries a signature on them
+only where a match crosses the cut, so nothing a single line says is counted twice. ``unwrap`` is the last resort of
+a log in which nothing named a cause: every long line joined with the lines it may have been cut into (the line
+numbers kept: a joined line's continuation lines are left empty).
 
 >>> [len(line) for line in unwrap(["a" * 60, "b" * 60, "c", "", "short", "x"], "")]
 [121, 0, 0, 0, 5, 1]
@@ -25,16 +26,32 @@ from collections.abc import Iterator, Sequence
 
 WRAP_MIN = 60  # a line this long may have been wrapped: terminals are 80 columns or more, forums wider
 _ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+_JSON_ESCAPE = re.compile(r"\\(?:[nt\"\\/]|u[0-9a-fA-F]{4})")
+_ESCAPES = {"\\n": "\n", "\\t": "\t", '\\"': '"', "\\\\": "\\", "\\/": "/"}
 _ENTITY = re.compile(r"&(?:quot|apos|lt|gt|amp|nbsp|#\d{2,5}|#x[0-9a-fA-F]{2,4});")
 
 
 def normalize(text: str) -> str:
-    """The text without ANSI escape sequences, and with HTML entities read where the text carries any."""
+    """The text without ANSI escape sequences, with HTML entities read where the text carries any, and with the
+    escaped newlines of a log kept inside a JSON string (two or more ``\\n`` on one line) turned into lines."""
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     if "&" in text and _ENTITY.search(text):
         text = html.unescape(text)
+    if "\\n" in text:
+        text = "\n".join(_unescape(line) if line.count("\\n") >= 2 else line for line in text.split("\n"))
     return text
+
+
+def _unescape(line: str) -> str:
+    """A JSON string's escapes read (``\\n``, ``\\t``, ``\\"``, ``\\\\``, ``\\uXXXX``); others kept.
+
+    >>> print(_unescape('{"message": "RuntimeError: x\\n  File \\"a.py\\"\\n\\u4e2d"}'))
+    {"message": "RuntimeError: x
+      File "a.py"
+    中"}
+    """
+    return _JSON_ESCAPE.sub(lambda m: _ESCAPES.get(m[0]) or chr(int(m[0][2:], 16)), line)
 
 
 def joins(lines: Sequence[str]) -> Iterator[tuple[int, str, tuple[int, ...]]]:
