@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -218,25 +218,23 @@ def match_lines(lines: list[str], file: str, file_index: int, signatures: Iterab
     found: dict[str, Match] = {}
     sigs = tuple(signatures)
     anchors, always, keyed = _prefilter(sigs)
-    for number, line in enumerate(lines, start=1):
-        low = line.lower()
+    for number, text, cuts in _views(lines):
+        low = text.lower()
         candidates: Iterable[Signature] = always
         if anchors is not None and anchors.search(low):
             candidates = [sig for sig, words in keyed if words is None or any(w in low for w in words)]
         for sig in candidates:
             if sig.id in found:
                 continue
-            m = sig.search(line)
-            if m is None:
+            m = sig.search(text)
+            if m is None or (cuts and not any(m.start() < cut < m.end() for cut in cuts)):
                 continue
             if sig.compiled_near:
-                window = "\n".join(lines[max(0, number - 1 - NEAR_LINES):number])
+                window = "\n".join([*lines[max(0, number - 1 - NEAR_LINES):number - 1], text])
                 if not any(p.search(window) for p in sig.compiled_near):
                     continue
-            found[sig.id] = _match(sig, file, file_index, number, line, facts, "signature",
-                                   tuple(d for t in tables for d in t.decode(line)))
-    if len(lines) <= JOIN_MAX_LINES:  # a pasted log: its long lines may be wrapped; seen whole too
-        _match_joined(lines, file, file_index, facts, tables, found, anchors, always, keyed)
+            found[sig.id] = _match(sig, file, file_index, number, text, facts, "signature",
+                                   tuple(d for t in tables for d in t.decode(text)))
     # the same line matched by several signatures: keep only the most specific one
     best_per_line: dict[int, Match] = {}
     for match in found.values():
@@ -246,28 +244,12 @@ def match_lines(lines: list[str], file: str, file_index: int, signatures: Iterab
     return list(best_per_line.values())
 
 
-def _match_joined(lines: list[str], file: str, file_index: int, facts: FileFacts, tables: tuple[CodeTable, ...],
-                  found: dict[str, Match], anchors: re.Pattern[str] | None, always: tuple[Signature, ...],
-                  keyed: tuple[tuple[Signature, tuple[str, ...] | None], ...]) -> None:
-    """Signatures not yet found, on the joined views of long lines (``paste.joins``): counted only where the match
-    crosses the cut, at the first line's number."""
-    for number, joined, cuts in joins(lines):
-        low = joined.lower()
-        candidates: Iterable[Signature] = always
-        if anchors is not None and anchors.search(low):
-            candidates = [sig for sig, words in keyed if words is None or any(w in low for w in words)]
-        for sig in candidates:
-            if sig.id in found:
-                continue
-            m = sig.search(joined)
-            if m is None or not any(m.start() < cut < m.end() for cut in cuts):
-                continue
-            if sig.compiled_near:
-                window = "\n".join([*lines[max(0, number - 1 - NEAR_LINES):number - 1], joined])
-                if not any(p.search(window) for p in sig.compiled_near):
-                    continue
-            found[sig.id] = _match(sig, file, file_index, number, joined, facts, "signature",
-                                   tuple(d for t in tables for d in t.decode(joined)))
+def _views(lines: list[str]) -> Iterator[tuple[int, str, tuple[int, ...]]]:
+    """``(line number, text, cuts)``: every line (no cut), then, in a paste (``JOIN_MAX_LINES`` or fewer lines), the
+    joined views of its long lines (``paste.joins``), where a match counts only if it crosses a cut."""
+    yield from ((number, line, ()) for number, line in enumerate(lines, start=1))
+    if len(lines) <= JOIN_MAX_LINES:
+        yield from joins(lines)
 
 
 def _match(sig: Signature, file: str, file_index: int, number: int, line: str, facts: FileFacts, layer: str,
