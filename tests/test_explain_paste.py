@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import textwrap
 from pathlib import Path
 
 from preflight.explain.matcher import explain_texts
@@ -61,3 +62,15 @@ def test_an_application_bug_stays_unmatched_when_wrapped() -> None:
            "KeyError: 'loss' (the model returned a tuple, not a dict, when return_dict was False)")
     assert explain_texts({"log.txt": bug}).best is None
     assert explain_texts({"log.txt": _cut(bug, 60)}).best is None
+
+
+def test_a_healthy_log_stays_healthy_however_it_is_wrapped() -> None:
+    """No false alarm from the joining: the healthy NCCL_DEBUG=INFO log recorded on an H100 (recorded_h100/), cut
+    at 80 columns, soft-wrapped and kept inside a JSON string, still says "no failure"."""
+    healthy = (Path(__file__).parent / "fixtures" / "explain" / "recorded_h100" / "healthy_nccl_debug_info.log"
+               ).read_text(encoding="utf-8")
+    soft = "\n".join(piece for line in healthy.splitlines()
+                     for piece in (textwrap.wrap(line, 80, break_on_hyphens=False) or [""]))
+    for text in (healthy, _cut(healthy, 80), soft, json.dumps({"message": healthy})):
+        result = explain_texts({"rank0.log": text})
+        assert result.clean is not None and result.best is None

@@ -348,7 +348,8 @@ def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CA
     files = {name: _lines(text) for name, text in texts.items()}
     files = {name: _uncut(lines) for name, lines in files.items()}
     result = _explain(files, sigs, decoders)
-    if not _named(result) and any(len(line) >= WRAP_MIN for lines in files.values() for line in lines):
+    if not _named(result) and result.clean is None and any(len(line) >= WRAP_MIN for lines in files.values()
+                                                           for line in lines):
         for sep in ("", " "):  # nothing named a cause: read long lines as cut by a terminal, then by an editor
             rewrapped = _explain({name: unwrap(lines, sep) for name, lines in files.items()}, sigs, decoders)
             if _named(rewrapped):
