@@ -74,3 +74,11 @@ def test_a_healthy_log_stays_healthy_however_it_is_wrapped() -> None:
     for text in (healthy, _cut(healthy, 80), soft, json.dumps({"message": healthy})):
         result = explain_texts({"rank0.log": text})
         assert result.clean is not None and result.best is None
+
+
+def test_an_error_after_a_long_info_line_is_not_joined_into_it() -> None:
+    """Reading an editor's wrap back must not hide a failure inside the NCCL INFO line before it."""
+    healthy = (Path(__file__).parent / "fixtures" / "explain" / "recorded_h100" / "healthy_nccl_debug_info.log"
+               ).read_text(encoding="utf-8")
+    failed = healthy.rstrip("\n") + "\nKeyError: 'loss' (the job's own code, after the communicators were destroyed)\n"
+    assert explain_texts({"rank0.log": failed}).clean is None

@@ -387,8 +387,10 @@ def _explain(files: Mapping[str, list[str]], sigs: tuple[Signature, ...],
             found.extend(family_matches(lines, name, index, facts))
     result.matches = _order(found)
     if not _named(result):
-        result.clean = finished_cleanly([lines for _, lines, _ in per_file],
-                                        [facts.harmless_lines for _, _, facts in per_file])
+        harmless = [facts.harmless_lines for _, _, facts in per_file]
+        result.clean = finished_cleanly([lines for _, lines, _ in per_file], harmless)
+        if result.clean is None:  # an NCCL INFO line an editor wrapped: its tail is no line of its own
+            result.clean = finished_cleanly([unwrap(lines, " ", records=True) for _, lines, _ in per_file], harmless)
         if result.clean is not None:
             result.notes, result.matches = result.matches, []
             return result

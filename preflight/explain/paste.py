@@ -75,14 +75,28 @@ def joins(lines: Sequence[str]) -> Iterator[tuple[int, str, tuple[int, ...]]]:
                 yield index + 1, more, (len(joined.rstrip() + sep) if sep else len(joined),)
 
 
-def unwrap(lines: Sequence[str], sep: str) -> list[str]:
+# A line that starts a record of its own (a bracket, a date, a traceback, an exception, NCCL's host:pid:tid [dev],
+# glog's I0123): never the tail of a wrapped line when ``records`` is kept
+_RECORD_START = re.compile(r"^\s*(?:\[|\d{4}[-/]\d\d|Traceback\b|[A-Z]\w*(?:Error|Exception|Warning)\b|"
+                           r"[\w.-]+:\d+:\d+ \[\d+\]|[EWIF]\d{4} )")
+
+
+def unwrap(lines: Sequence[str], sep: str, records: bool = False) -> list[str]:
     """``lines`` with each long line (``WRAP_MIN`` or more) joined by ``sep`` with the non-empty lines after it, as
-    long as the line before was long too; the lines taken in are left empty, so every line keeps its number."""
+    long as the line before was long too (with ``records``, not a line that starts a record of its own); the lines
+    taken in are left empty, so every line keeps its number.
+
+    >>> unwrap(["x" * 60 + " NCCL INFO Init", "COMPLETE", "x" * 60, "RuntimeError: boom"], " ", records=True)[:2]
+    ['xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx NCCL INFO Init COMPLETE', '']
+    >>> unwrap(["x" * 60, "RuntimeError: boom"], " ", records=True)
+    ['xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', 'RuntimeError: boom']
+    """
     out = list(lines)
     index = 0
     while index < len(out):
         start, joined = index, out[index]
-        while len(lines[index]) >= WRAP_MIN and index + 1 < len(out) and out[index + 1].strip():
+        while len(lines[index]) >= WRAP_MIN and index + 1 < len(out) and out[index + 1].strip() and not (
+                records and _RECORD_START.match(out[index + 1])):
             index += 1
             joined = (joined.rstrip() + sep + out[index].lstrip()) if sep else joined + out[index]
             out[index] = ""
