@@ -57,7 +57,8 @@ def start(tmp_path: Path, chip: str, rank: int, device: int, port: int, lib64: P
 
 
 def results(procs: list[subprocess.Popen[str]]) -> list[dict[str, object]]:
-    outs = [p.communicate(timeout=120)[0] for p in procs]
+    # a hang guard, not a speed bound: at load ~100 importing torch in four processes took past 120 s
+    outs = [p.communicate(timeout=600)[0] for p in procs]
     return [json.loads(o.strip().splitlines()[-1]) for o in outs]
 
 
