@@ -345,8 +345,7 @@ def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CA
     (``DECODERS`` unless given)."""
     sigs = tuple(signatures)
     decoders = tuple(DECODERS if tables is None else tables)
-    files = {name: _lines(text) for name, text in texts.items()}
-    files = {name: _uncut(lines) for name, lines in files.items()}
+    files = {name: _uncut(_lines(text)) for name, text in texts.items()}
     result = _explain(files, sigs, decoders)
     if not _named(result) and result.clean is None and any(len(line) >= WRAP_MIN for lines in files.values()
                                                            for line in lines):

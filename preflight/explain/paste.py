@@ -66,13 +66,24 @@ def joins(lines: Sequence[str]) -> Iterator[tuple[int, str, tuple[int, ...]]]:
             continue
         third = lines[index + 2] if index + 2 < len(lines) and len(second) >= WRAP_MIN else ""
         for sep in ("", " "):
-            head = first.rstrip() + sep if sep else first
-            tail = second.lstrip() if sep else second
-            joined = head + tail
-            yield index + 1, joined, (len(head),)
+            joined, cut = _join(first, second, sep)
+            yield index + 1, joined, (cut,)
             if third.strip():
-                more = (joined.rstrip() + sep if sep else joined) + (third.lstrip() if sep else third)
-                yield index + 1, more, (len(joined.rstrip() + sep) if sep else len(joined),)
+                more, cut = _join(joined, third, sep)
+                yield index + 1, more, (cut,)
+
+
+def _join(head: str, tail: str, sep: str) -> tuple[str, int]:
+    """``head`` and ``tail`` as one line, and where ``tail`` starts in it: a terminal's cut (``sep`` empty) as they
+    are, an editor's wrap with the spaces around the break made one ``sep``.
+
+    >>> _join("a b ", " c", " "), _join("a b", "c", "")
+    (('a b c', 4), ('a bc', 3))
+    """
+    if not sep:
+        return head + tail, len(head)
+    head = head.rstrip() + sep
+    return head + tail.lstrip(), len(head)
 
 
 # A line that starts a record of its own (a bracket, a date, a traceback, an exception, NCCL's host:pid:tid [dev],
@@ -98,7 +109,7 @@ def unwrap(lines: Sequence[str], sep: str, records: bool = False) -> list[str]:
         while len(lines[index]) >= WRAP_MIN and index + 1 < len(out) and out[index + 1].strip() and not (
                 records and _RECORD_START.match(out[index + 1])):
             index += 1
-            joined = (joined.rstrip() + sep + out[index].lstrip()) if sep else joined + out[index]
+            joined = _join(joined, out[index], sep)[0]
             out[index] = ""
         out[start] = joined
         index += 1
