@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +30,20 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsCluster]:
     yield from cluster_fixture(tmp_path_factory, size=8, name="pfbis", subnet=21)
 
 
-def bisect(cluster: NetnsCluster, tmp_path: Path, nodes: int = 8, **params: Any) -> tuple[int, list[dict[str, Any]]]:
+def bisect(cluster: NetnsCluster, tmp_path: Path, nodes: int = 8, switches: Mapping[str, str] | None = None,
+           timeout: int = 400, **params: Any) -> tuple[int, list[dict[str, Any]]]:
+    """``run --bisect --json`` over the first ``nodes`` nodes (each given its ``switch:`` from ``switches``, when
+    given): (exit code, the allreduce findings)."""
     import yaml
 
     hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml", nodes=cluster.nodes[:nodes])
     doc = yaml.safe_load(hosts.read_text())
+    if switches:
+        doc["hosts"] = [{**h, "switch": switches[h["name"]]} for h in doc["hosts"]]
     doc["checks"] = {"allreduce": {**PARAMS, **params}}
     hosts.write_text(yaml.safe_dump(doc, sort_keys=False))
     proc = subprocess.run([sys.executable, "-m", "preflight", "run", "--hosts", str(hosts), "--json", "--bisect",
-                           "--report-dir", str(tmp_path / "r")], capture_output=True, text=True, timeout=400,
+                           "--report-dir", str(tmp_path / "r")], capture_output=True, text=True, timeout=timeout,
                           check=False)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     return proc.returncode, [f for f in json.loads(proc.stdout)["findings"] if f["check"].startswith("allreduce.")]

@@ -7,9 +7,6 @@ real switches."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +14,8 @@ from typing import Any
 import pytest
 from conftest import cluster_fixture
 from netns_cluster import NetnsCluster
-from test_allreduce_bisect_cluster import PARAMS, named, shaped, unshaped
+from test_allreduce_bisect_cluster import bisect as bisect_hosts
+from test_allreduce_bisect_cluster import named, shaped, unshaped
 
 pytestmark = pytest.mark.cluster
 
@@ -31,18 +29,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsCluster]:
 
 def bisect(cluster: NetnsCluster, tmp_path: Path, **params: Any) -> tuple[int, list[dict[str, Any]]]:
     """``run --bisect --json`` over the 8 nodes, each with its ``switch:``: (exit code, the allreduce findings)."""
-    import yaml
-
-    hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml")
-    doc = yaml.safe_load(hosts.read_text())
-    doc["hosts"] = [{**h, "switch": SWITCHES[h["name"]]} for h in doc["hosts"]]
-    doc["checks"] = {"allreduce": {**PARAMS, **params}}
-    hosts.write_text(yaml.safe_dump(doc, sort_keys=False))
-    proc = subprocess.run([sys.executable, "-m", "preflight", "run", "--hosts", str(hosts), "--json", "--bisect",
-                           "--report-dir", str(tmp_path / "r")], capture_output=True, text=True, timeout=600,
-                          check=False)
-    assert proc.returncode in (0, 1), proc.stderr[-2000:]
-    return proc.returncode, [f for f in json.loads(proc.stdout)["findings"] if f["check"].startswith("allreduce.")]
+    return bisect_hosts(cluster, tmp_path, switches=SWITCHES, timeout=600, **params)
 
 
 def uplink_shaped(cluster: NetnsCluster) -> None:
