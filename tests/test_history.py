@@ -188,3 +188,31 @@ def test_judge_records_its_verdict(tmp_path: Path) -> None:
     assert preflight("judge", facts, "--checks", "sysctl", "--report-dir", tmp_path / "r2", "--history", path,
                      "--no-history").returncode == judged.returncode
     assert len(store.runs(path)) == 1
+
+
+def test_an_immediate_busy_answer_is_tried_again(tmp_path: Path) -> None:
+    """WAL mode answers SQLITE_BUSY without waiting while the last connection cleans up: a fresh try passes."""
+    path = tmp_path / "h.sqlite"
+    store.record(path, report(), "run")
+    tries: list[int] = []
+
+    def busy_twice(conn: sqlite3.Connection) -> int:
+        tries.append(1)
+        if len(tries) <= 2:
+            raise sqlite3.OperationalError("database is locked")
+        return int(conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+
+    assert store._transact(path, 5.0, False, busy_twice) == 1 and len(tries) == 3
+    tries.clear()
+    with pytest.raises(store.StoreBusy, match="database is locked"):
+        store._transact(path, 0.0, False, busy_twice)  # no time left: one try, the busy answer kept
+    assert len(tries) == 1
+
+    def broken(conn: sqlite3.Connection) -> int:
+        tries.append(1)
+        raise sqlite3.OperationalError("no such table: nowhere")
+
+    tries.clear()
+    with pytest.raises(store.HistoryError, match="no such table") as caught:
+        store._transact(path, 5.0, False, broken)  # not a busy answer: never tried again
+    assert len(tries) == 1 and not isinstance(caught.value, store.StoreBusy)

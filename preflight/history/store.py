@@ -20,15 +20,20 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sqlite3
+import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, TypeVar
 
 from preflight.model import Event, RedactedReport
+
+T = TypeVar("T")
 
 SCHEMA_VERSION = 2
 READABLE = 1  # the oldest schema version this preflight reads without writing first (1 lacks findings.events)
@@ -94,6 +99,18 @@ def default_path(environ: Mapping[str, str]) -> Path:
     return Path(state) / "preflight" / "history.sqlite"
 
 
+class StoreBusy(HistoryError):
+    """SQLite answered SQLITE_BUSY ("database is locked"): another connection holds what this one needs."""
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` is SQLite's SQLITE_BUSY, which a retry may pass."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+; extended codes keep the primary in the low byte
+    if isinstance(code, int):
+        return code & 0xFF == 5  # SQLITE_BUSY
+    return "database is locked" in str(exc)
+
+
 @contextmanager
 def _connect(path: Path, busy_s: float, write: bool) -> Iterator[sqlite3.Connection]:
     """A connection to the store, every SQLite or OS error turned into :class:`HistoryError`."""
@@ -106,8 +123,32 @@ def _connect(path: Path, busy_s: float, write: bool) -> Iterator[sqlite3.Connect
         with closing(sqlite3.connect(uri, uri=True, timeout=busy_s, isolation_level=None)) as conn:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_s * 1000)}")
             yield conn
-    except (sqlite3.Error, OSError) as exc:
+    except sqlite3.Error as exc:
+        error = StoreBusy if _busy(exc) else HistoryError
+        raise error(f"history store {path}: {exc}") from None
+    except OSError as exc:
         raise HistoryError(f"history store {path}: {exc}") from None
+
+
+def _transact(path: Path, busy_s: float, write: bool, work: Callable[[sqlite3.Connection], T]) -> T:
+    """``work(connection)``, tried again on a fresh connection while SQLite answers SQLITE_BUSY and ``busy_s``
+    lasts.
+
+    The busy timeout waits out a lock another writer holds, but WAL mode also answers SQLITE_BUSY at once,
+    without waiting, while the last connection to close cleans up the WAL and during recovery
+    (https://www.sqlite.org/wal.html, "Sometimes Queries Return SQLITE_BUSY In WAL Mode"); sixteen prolog
+    processes opening and closing one store meet that now and then. ``work`` is one whole transaction, so a
+    retry never repeats half of one.
+    """
+    deadline = time.monotonic() + busy_s
+    while True:
+        try:
+            with _connect(path, max(deadline - time.monotonic(), 0.0), write) as conn:
+                return work(conn)
+        except StoreBusy:
+            if time.monotonic() >= deadline:
+                raise
+        time.sleep(random.uniform(0.005, 0.05))  # jittered: writers that met do not meet again in step
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
@@ -140,15 +181,14 @@ def record(path: Path, report: RedactedReport, command: str, busy_s: float = DEF
            now: float | None = None, run_id: str | None = None) -> str:
     """Append ``report`` (already judged, redacted) to the store at ``path``: one runs row and one findings row
     per finding, in one transaction. The run id; :class:`HistoryError` when the store cannot take it."""
-    import time
-
     at = time.time() if now is None else now
     run_id = run_id or uuid.uuid4().hex
     stamp = _iso(at)
     verdict = report.verdict()
     rows = [(run_id, stamp, at, command, f.host, f.check, f.status.value, f.observed, _events_json(f.events))
             for f in report.findings]
-    with _connect(path, busy_s, write=True) as conn:
+
+    def write(conn: sqlite3.Connection) -> None:
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
         if str(mode).lower() != "wal":
             conn.execute("PRAGMA journal_mode = WAL")  # persistent: set once per store, by its first writer
@@ -165,6 +205,8 @@ def record(path: Path, report: RedactedReport, command: str, busy_s: float = DEF
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+
+    _transact(path, busy_s, True, write)
     return run_id
 
 
@@ -216,10 +258,10 @@ def previous_events(path: Path, wanted: Sequence[tuple[str, str]]) -> dict[tuple
     """(host, finding) -> the events that finding counted in the host's latest recorded run that has them (its
     rows of that run merged); pairs never recorded with events are left out. A store of schema version 1 has
     none."""
-    out: dict[tuple[str, str], Previous] = {}
-    with _connect(path, DEFAULT_BUSY_S, write=False) as conn:
+    def read(conn: sqlite3.Connection) -> dict[tuple[str, str], Previous]:
+        out: dict[tuple[str, str], Previous] = {}
         if _checked(conn, path) < 2:
-            return {}
+            return out
         for host, finding in sorted(set(wanted)):  # each a walk down findings_host_finding_at, not a scan
             latest = conn.execute("SELECT at FROM findings WHERE host = ? AND finding = ? AND events IS NOT NULL"
                                   " ORDER BY at DESC LIMIT 1", (host, finding)).fetchone()
@@ -229,16 +271,21 @@ def previous_events(path: Path, wanted: Sequence[tuple[str, str]]) -> dict[tuple
                                 " AND events IS NOT NULL ORDER BY rowid", (host, finding, latest[0])).fetchall()
             merged = tuple(e for row in rows for e in _events(row[2]))
             out[(host, finding)] = Previous(str(rows[0][0]), str(rows[0][1]), float(latest[0]), merged)
-    return out
+        return out
+
+    return _transact(path, DEFAULT_BUSY_S, False, read)
 
 
 def load(path: Path, hosts: Sequence[str] = (), since: float | None = None) -> list[Row]:
     """The stored rows of ``hosts`` (every host when empty) from ``since`` on, oldest first."""
     where, args = _filter(hosts, since)
-    with _connect(path, DEFAULT_BUSY_S, write=False) as conn:
+
+    def read(conn: sqlite3.Connection) -> list[Any]:
         _checked(conn, path)
-        found = conn.execute("SELECT run_id, at, command, host, finding, status, observed FROM findings"
-                             f"{where} ORDER BY at, rowid", args).fetchall()
+        return conn.execute("SELECT run_id, at, command, host, finding, status, observed FROM findings"
+                                 f"{where} ORDER BY at, rowid", args).fetchall()
+
+    found = _transact(path, DEFAULT_BUSY_S, False, read)
     return [Row(str(r[0]), float(r[1]), str(r[2]), r[3], str(r[4]), str(r[5]), r[6]) for r in found]
 
 
@@ -252,7 +299,8 @@ def load_judged(path: Path, hosts: Sequence[str], since: float | None = None) ->
     where, args = _filter(hosts, since)
     where = (where + " AND" if where else " WHERE") + " host IS NOT NULL"
     columns = "run_id, at, command, host, finding, status, observed"
-    with _connect(path, DEFAULT_BUSY_S, write=False) as conn:
+
+    def read(conn: sqlite3.Connection) -> list[Any]:
         _checked(conn, path)
         noisy = conn.execute(f"SELECT DISTINCT host, finding FROM findings{where} AND status NOT IN ('pass', 'skip')",
                              args).fetchall()
@@ -262,6 +310,9 @@ def load_judged(path: Path, hosts: Sequence[str], since: float | None = None) ->
         ).fetchall()]
         found += conn.execute(f"SELECT run_id, MIN(at), MIN(command), host, '', 'pass', NULL FROM findings{where}"
                               " GROUP BY run_id, host", args).fetchall()
+        return found
+
+    found = _transact(path, DEFAULT_BUSY_S, False, read)
     rows = [Row(str(r[0]), float(r[1]), str(r[2]), r[3], str(r[4]), str(r[5]), r[6]) for r in found]
     return sorted(rows, key=lambda r: r.at)
 
@@ -269,10 +320,13 @@ def load_judged(path: Path, hosts: Sequence[str], since: float | None = None) ->
 def runs(path: Path, since: float | None = None) -> list[Run]:
     """The recorded runs from ``since`` on, oldest first."""
     where, args = _filter((), since)
-    with _connect(path, DEFAULT_BUSY_S, write=False) as conn:
+
+    def read(conn: sqlite3.Connection) -> list[Any]:
         _checked(conn, path)
-        found = conn.execute(f"SELECT run_id, at, command, verdict, exit_code FROM runs{where} ORDER BY at",
-                             args).fetchall()
+        return conn.execute(f"SELECT run_id, at, command, verdict, exit_code FROM runs{where} ORDER BY at",
+                                 args).fetchall()
+
+    found = _transact(path, DEFAULT_BUSY_S, False, read)
     return [Run(str(r[0]), float(r[1]), str(r[2]), str(r[3]), int(r[4])) for r in found]
 
 
