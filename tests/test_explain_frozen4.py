@@ -12,9 +12,9 @@ preflight/, docs/ or bench/. Only the score is printed, never which logs fail: t
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+
+from sealed_sources import SIGNATURE_DOCUMENTS, document_keys, is_page, page_key, thread_keys
 
 from preflight.explain.catalog import CATALOG, CATEGORIES
 from preflight.explain.matcher import explain_texts
@@ -24,66 +24,11 @@ FIXTURES = Path(__file__).parent / "fixtures" / "explain"
 FROZEN4_DIR = FIXTURES / "frozen4"
 FROZEN4: list[dict[str, object]] = json.loads((FROZEN4_DIR / "logs.json").read_text(encoding="utf-8"))
 
-_THREAD = re.compile(r"github\.com/([\w.-]+)/([\w.-]+)/(?:issues|pull|discussions)/(\d+)", re.IGNORECASE)
-_SHORT = re.compile(r"\b([A-Za-z0-9][\w.-]*)/([\w.-]+)#(\d+)")
-_BLOB = re.compile(r"github\.com/([\w.-]+)/([\w.-]+)/(?:blob|tree|raw)/[^/\s]+/([^\s#?\"'<>)\]`]+)", re.IGNORECASE)
-_GITCODE = re.compile(r"(?:gitee\.com|gitcode\.com)/([\w.-]+)/([\w.-]+)/(?:blob|tree|raw)/[^/\s]+/([^\s#?\"'<>)\]`]+)",
-                      re.IGNORECASE)
-_RENAMED = {"microsoft/deepspeed": "deepspeedai/deepspeed", "hiyouga/llama-factory": "hiyouga/llamafactory",
-            "volcengine/verl": "verl-project/verl"}
-# The documents the catalog's Ascend signatures were written from: not drawn from even at another address.
-_SIGNATURE_DOCUMENTS = ("hcclug", "fault_diagnosis", "cann_error_cases")
-
 # 37 of 60 and 13 of 22 at the commit that froze the set (e56f038, before any signature change of the round),
 # rounded down: docs/explain.md "Fourth frozen set (issue 38, round 5)". The engineers changing the catalog raise
 # them with their change.
 FLOOR_ALL = 0.61
 FLOOR_ASCEND = 0.59
-
-
-def _repo(owner: str, name: str) -> str:
-    repo = f"{owner}/{name}".lower()
-    return _RENAMED.get(repo, repo)
-
-
-def thread_keys(text: str) -> set[str]:
-    """Every GitHub thread a text names, as ``owner/repo#N`` (lower case, renamed repositories folded).
-
-    >>> sorted(thread_keys("see https://github.com/microsoft/DeepSpeed/issues/12 and NVIDIA/nccl#7"))
-    ['deepspeedai/deepspeed#12', 'nvidia/nccl#7']
-    """
-    matches = [*_THREAD.finditer(text), *_SHORT.finditer(text)]
-    return {f"{_repo(m.group(1), m.group(2))}#{int(m.group(3))}" for m in matches}
-
-
-def document_keys(text: str) -> set[str]:
-    """Every repository document a text names, as ``owner/repo:path`` (commit and fragment dropped, lower case).
-
-    >>> sorted(document_keys("https://github.com/Ascend/pytorch/blob/0a1b/docs/zh/A%20B.md#x and "
-    ...                      "https://gitcode.com/Ascend/pytorch/blob/v2.7.1/docs/zh/A%20B.md"))
-    ['ascend/pytorch:docs/zh/a b.md']
-    """
-    keys = set()
-    for pattern in (_BLOB, _GITCODE):
-        for m in pattern.finditer(text):
-            keys.add(f"{_repo(m.group(1), m.group(2))}:{unquote(m.group(3)).lower()}")
-    return keys
-
-
-def page_key(url: str) -> str:
-    """A page that is neither a GitHub thread nor a repository document: its URL without scheme, a leading
-    ``www.``, query and fragment, lower case (a substring of every way the project could cite it).
-
-    >>> page_key("https://www.Example.com/a/B.html?x=1#case-2")
-    'example.com/a/b.html'
-    """
-    parts = urlsplit(url)
-    host = parts.netloc.lower().removeprefix("www.")
-    return f"{host}{parts.path}".lower()
-
-
-def _is_page(source: str) -> bool:
-    return not thread_keys(source) and not document_keys(source)
 
 
 def _texts_outside_frozen4() -> list[str]:
@@ -113,14 +58,14 @@ def test_frozen4_logs_are_real_and_labelled() -> None:
         if source.startswith("https://github.com/"):
             assert len(thread_keys(source) | document_keys(source)) == 1, source
         else:
-            assert _is_page(source) and "/" in page_key(source), source
+            assert is_page(source) and "/" in page_key(source), source
     sources = [str(log["source"]) for log in FROZEN4]
     assert len(set(sources)) == len(sources), "one case per source"
     threads = [k for s in sources for k in thread_keys(s)]
     assert len(set(threads)) == len(threads), "one excerpt per thread"
     by_key: dict[str, list[str]] = {}
     for source in sources:
-        for key in document_keys(source) | ({page_key(source)} if _is_page(source) else set()):
+        for key in document_keys(source) | ({page_key(source)} if is_page(source) else set()):
             by_key.setdefault(key, []).append(source)
     shared = [s for cases in by_key.values() if len(cases) > 1 for s in cases]
     assert all("#" in s for s in shared), "a document's or page's cases are told apart by their fragment"
@@ -132,12 +77,12 @@ def test_frozen4_sources_are_cited_nowhere_else() -> None:
     cited_documents = set().union(*(document_keys(t) for t in texts))
     threads = set().union(*(thread_keys(str(log["source"])) for log in FROZEN4))
     documents = set().union(*(document_keys(str(log["source"])) for log in FROZEN4))
-    pages = {page_key(str(log["source"])) for log in FROZEN4 if _is_page(str(log["source"]))}
+    pages = {page_key(str(log["source"])) for log in FROZEN4 if is_page(str(log["source"]))}
     assert not threads & cited_threads, "a frozen4 thread is cited by a signature, a fixture, the code or the docs"
     assert not documents & cited_documents, "a frozen4 document is cited elsewhere in the project"
     lowered = [t.lower() for t in texts]
     assert not [p for p in pages if any(p in t for t in lowered)], "a frozen4 page is cited elsewhere in the project"
-    assert not [d for d in documents | pages if any(word in d for word in _SIGNATURE_DOCUMENTS)]
+    assert not [d for d in documents | pages if any(word in d for word in SIGNATURE_DOCUMENTS)]
 
 
 def test_frozen4_score_is_at_least_the_floor() -> None:
