@@ -21,13 +21,14 @@ from preflight.explain import table_cuda_error, table_nccl_result
 from preflight.explain.decode import CodeTable, Gate
 from preflight.explain.table_templates import normalize
 
-# CANN's EE/EH/EI/EJ/EK/EL/EZ and operator E2-E9/EA/EB/EF/EM/EO/EP codes (table_cann, table_cann_ops): E + 5
+# CANN's EE/EH/EI/EJ/EK/EL/EZ, operator E2-E9/EA/EB/EF/EM/EO/EP and GE E1 codes (table_cann, table_cann_ops,
+# table_ge): E + 5
 _CANN = Gate(shape=re.compile(r"e[a-z0-9][0-9]{4}"))
 # aclError / aclnnStatus: a 6-digit number 1xxxxx-5xxxxx, or an ACL_ERROR_* / ACLNN_ERR_* name (table_acl)
 _ACL = Gate(("acl_error", "aclnn_err"), re.compile(r"[1-5][0-9]{5}"))
 
 GATES: dict[str, Gate] = {
-    "cann": _CANN, "hcomm": _CANN, "cann_inner": _CANN, "cann_ops": _CANN,
+    "cann": _CANN, "hcomm": _CANN, "cann_inner": _CANN, "cann_ops": _CANN, "ge": _CANN,
     # torch_npu's "HCCL function error", HCCL_E_* names, HCCL's errNo[0x...] (its "call trace: hcclRet -> N" is read
     # on HCCL lines only)
     "hccl_result": Gate(("hccl", "errno")),

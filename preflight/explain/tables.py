@@ -13,6 +13,7 @@ from preflight.explain import (
     table_acl,
     table_cann,
     table_cann_ops,
+    table_ge,
     table_cuda_error,
     table_cuda_libs,
     table_nccl_result,
@@ -32,6 +33,7 @@ from preflight.explain.table_mpi_slurm import OPENMPI, SLURM
 DECODERS: tuple[CodeTable, ...] = (
     *table_cann.TABLES,  # Ascend: CANN EE/EH/EI/EJ/EK/EL/EZ codes
     table_cann_ops.TABLE,  # Ascend: CANN operator/compiler/AI CPU codes (E2-E9xxxx, EA/EB/EF/EM/EO/EP)
+    table_ge.TABLE,  # Ascend: CANN Graph Engine codes (E1xxxx: options, paths, ranktable values, models)
     HCCL_RESULTS,  # Ascend: HcclResult
     *table_acl.TABLES,  # Ascend: aclError, aclnnStatus
     table_torch_npu.TABLE,  # Ascend: torch_npu's ERRxxyyy (OPS / GRAPH rejections, memory; the rest generic)
