@@ -82,6 +82,13 @@ ROWS: tuple[Row, ...] = (
     Row("unknown address family", "address-family", "An address of a family Gloo cannot use.",
         "Use IPv4 (or IPv6) consistently: GLOO_SOCKET_IFNAME on an interface with an address of that family.",
         ("Unknown address family: {}", "Unknown ai_family: {}")),
+    Row("address families differ", "address-family",
+        "Two ranks' addresses are of different families (device.cc's check when a pair connects: 2 is IPv4, 10 "
+        "IPv6): one rank bound an IPv4 address and its peer an IPv6 one - a host name or MASTER_ADDR (0.0.0.0, "
+        "a name with an AAAA record) that resolves to another family on another node.",
+        "Use one family on every node: an IPv4 (or IPv6) literal as MASTER_ADDR, GLOO_SOCKET_IFNAME on an "
+        "interface with an address of that family, host names that resolve to it.",
+        ("ss1.ss_family == ss2.ss_family. {} vs {}",)),
     Row("connection closed by peer", "fabric",
         "The peer closed the connection: its process crashed or exited (the address names its host).", _PEER,
         ("Connection closed by peer [{addr}]",), root_cause=False),
