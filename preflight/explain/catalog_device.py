@@ -16,6 +16,9 @@ versions in the vendors' generic wordings, whichever accelerator prints them.
 - round 5: an operator no CANN operator store holds for the job's dtype/format/shape, a collective handed a dtype
   its backend does not reduce or a non-contiguous tensor: ``app-fault``; torch_npu's caching allocator failing to
   get a block from the NPU: ``oom``.
+- round 6: no kernel binary of the installed CANN kernels package for an operator (``Cannot find binary for op``):
+  ``version-mismatch``; the OFI plugin failing to register GPU memory with an EFA Libfabric too old for NCCL 2.19+:
+  ``version-mismatch``.
 
 Each entry's ``source`` is the public thread its excerpt comes from (tests/fixtures/explain/excerpts.json); the
 wordings are those of the vendors' sources in ``WORDING_SOURCES``.
@@ -73,6 +76,16 @@ WORDING_SOURCES: dict[str, str] = {
     # ArgumentParser.error: "%(prog)s: error: %(message)s"; _parse_known_args: "the following arguments are
     # required: %s"; _get_values: "argument %(argument_name)s: invalid %(type)s value: %(value)r"
     "launch.argparse_error": "https://github.com/python/cpython/blob/3.12/Lib/argparse.py",
+    # round 6 (the spent frozen4 set, folded): opbase's aclnn engine when no kernel binary of the installed OPP
+    # matches the op's inputs (OpKernel::Launch / GetWorkspace: "Cannot find binary for op %s."; "Op %s does not has
+    # any binary." with ACLNN_ERR_INNER_OPP_KERNEL_PKG_NOT_FOUND), and torch_npu's older "Cannot find bin of op"
+    "cann.op_binary_missing": "https://github.com/hicann/opbase/blob/aa3cd74b7f6d772acd64ff48292a7e65a9bc8142/src/"
+                              "nnopbase/composite_op/aclnn_engine/op_kernel.h",
+    # aws-ofi-nccl's reg_mr: "Unable to register memory (type = %d) for device %d. RC: %d, Error: %s" (type 2:
+    # NCCL_PTR_CUDA); libfabric's hmem_cuda.c "Failed to perform cuPointerSetAttribute" and the EFA provider's
+    # efa_mr_hmem_setup "unable to set memops for cuda ptr" - the Libfabric of EFA installers before 1.29.1 with
+    # NCCL 2.19+ (aws-ofi-nccl's release notes: FI_EFA_SET_CUDA_SYNC_MEMOPS=0 or a newer EFA installer)
+    "ofi.cuda_mr_register": "https://github.com/aws/aws-ofi-nccl/blob/master/src/nccl_ofi_net.cpp",
 }
 
 _CORE = r"(?:fftsplus )?(?:aicore|ai core|aicpu|ai cpu|aivec|aivector|aiv|aic|vector core|cube core)"
@@ -207,4 +220,24 @@ DEVICE: tuple[Signature, ...] = (
         "the wrong type - in the launcher (torchrun, deepspeed, accelerate) or in the training script it starts.",
         "Give every required argument with a valid value; compare the command with the program's `--help`.",
         (), "https://github.com/pytorch/accimage/issues/39", weight=60),
+    Signature(
+        "cann.op_binary_missing", "version-mismatch",
+        (r"Cannot find bin(?:ary)? (?:of|for) op \S", r"\bOp \S+ does not ha(?:s|ve) any binary"),
+        "The operator library found no compiled kernel binary for this operator and these inputs: the CANN "
+        "kernels (OPP) package for this SoC is not installed, or is of another version than the toolkit, so the "
+        "binaries the aclnn call looks for are missing. The EZ9999 / ERR01100 beside it only report this.",
+        "Install the CANN kernels package (Ascend-cann-kernels-<soc>) of the same version as the toolkit on every "
+        "node and source set_env.sh; if it is installed, the operator may not support these dtypes on this SoC.",
+        ("versions.cann",), "https://github.com/Ascend/pytorch/blob/9e73e708ab9350d203475609f36f8a43f6a0c2ab/docs/zh/"
+                            "user_guide/troubleshooting/troubleshooting_cases/operator_called_error.md", weight=74),
+    Signature(
+        "ofi.cuda_mr_register", "version-mismatch",
+        (r"NET/OFI Unable to register memory \(type = 2\) for device \d+\. RC: -22\b",
+         r"unable to set memops for cuda ptr", r"Failed to perform cuPointerSetAttribute: CUDA_ERROR_NOT_SUPPORTED"),
+        "The OFI plugin could not register a GPU buffer with libfabric (EINVAL for CUDA memory): the Libfabric of an "
+        "EFA installer before 1.29.1 cannot set CUDA sync memops the way NCCL 2.19+ asks (a newer torch brings a "
+        "newer NCCL than the image's EFA software was made for).",
+        "Upgrade the EFA installer (Libfabric) on the nodes / in the image to 1.29.1 or newer, or set "
+        "FI_EFA_SET_CUDA_SYNC_MEMOPS=0, or use an NCCL before 2.19 with this Libfabric.",
+        ("versions",), "https://github.com/aws/aws-ofi-nccl/issues/584", weight=70),
 )
