@@ -1,12 +1,14 @@
-"""Issue 38's fourth frozen set (round 5): 60 real failure logs nothing in the project cites, scored blind.
+"""Issue 38's fourth frozen set, spent and folded (round 6): what is left of it guards against false alarms.
 
-tests/fixtures/explain/frozen4/logs.json (see its README) was committed before any signature change of the round;
-the score at that commit is the "before" in docs/explain.md ("Fourth frozen set (issue 38, round 5)"). Its sources
-are GitHub threads, troubleshooting and FAQ documents in GitHub repositories (a blob URL pinned to a commit, one
-case per fragment) and, new in this set, other public pages: a vendor's troubleshooting pages, blog posts that show
-a log with the cause they found (an https URL; a ``#case-N`` fragment where one page has several cases). All must
-be cited nowhere else: no catalog signature, no other fixture (the earlier frozen sets included), nothing in
-preflight/, docs/ or bench/. Only the score is printed, never which logs fail: the set stays sealed.
+tests/fixtures/explain/frozen4/logs.json held 60 real failure logs scored blind in round 5 (37 of 60 before the
+round and after; Ascend 13 of 22: docs/explain.md "Fourth frozen set"). Round 6 read it, once the fifth frozen set
+was sealed: the 39 logs ``explain`` now names right (every category but ``unknown``) moved into ``corpus.json``,
+where ``test_explain_coverage.py`` requires each to stay right. The 21 left here are the ones the corpus cannot
+hold: 5 labelled ``unknown`` (an application bug: the right answer is no cluster fault) and 16 still missed, whose
+logs do not say what their sources found (docs/explain.md "Round 6" names the classes). None of the 21 may be
+blamed on a cluster category it is not: the 5 claim nothing (or ``app-fault``) but for the one listed in
+``KNOWN_WRONG``, the 16 answer their own category, nothing, or the one wrong answer listed there (a change there
+must be looked at).
 """
 
 from __future__ import annotations
@@ -14,21 +16,30 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sealed_sources import SIGNATURE_DOCUMENTS, document_keys, is_page, page_key, thread_keys
+from sealed_sources import document_keys, is_page, page_key, thread_keys
+from test_explain_frozen3 import NOT_A_CLUSTER_FAULT, answer
 
 from preflight.explain.catalog import CATALOG, CATEGORIES
-from preflight.explain.matcher import explain_texts
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "explain"
 FROZEN4_DIR = FIXTURES / "frozen4"
 FROZEN4: list[dict[str, object]] = json.loads((FROZEN4_DIR / "logs.json").read_text(encoding="utf-8"))
-
-# 37 of 60 and 13 of 22 at the commit that froze the set (e56f038, before any signature change of the round),
-# rounded down: docs/explain.md "Fourth frozen set (issue 38, round 5)". The engineers changing the catalog raise
-# them with their change.
-FLOOR_ALL = 0.61
-FLOOR_ASCEND = 0.59
+CORPUS: list[dict[str, str]] = json.loads((FIXTURES / "corpus.json").read_text(encoding="utf-8"))
+FOLDED = 39  # of the 60: moved into corpus.json in round 6 (explained right there)
+# Left logs whose text reads as another class than the one their source found: ssh refusing a host name
+# 'localhost:4' (a host:slots entry passed on as a name: hostfile; the source: an Open MPI too old to parse it),
+# CANN's EK0001 for a profiler path with characters it does not allow (an invalid configured path; the source:
+# the job's own setting, no cluster fault), a bare 'unhanled system error' from NCCL 2.4 (the source: Docker's
+# bridge network, fixed with --network=host), and NCCL's 'Failed to open libibverbs.so' on a hang the source put
+# on GPU peer-to-peer traffic under IOMMU (a warning read as the only clue).
+KNOWN_WRONG = {
+    "https://github.com/athena-team/athena/issues/139": "hostfile",
+    "https://github.com/mindspore-ai/docs/blob/9e844dc65dc5ef4381574e8b6ec2f93f9681f720/tutorials/source_zh_cn/"
+    "debug/error_analysis/error_scenario_analysis.md#cann错误分析": "launch-args",
+    "https://github.com/pytorch/pytorch/issues/23363": "fabric",
+    "https://github.com/pytorch/pytorch/issues/73790": "rdma",
+}
 
 
 def _texts_outside_frozen4() -> list[str]:
@@ -41,55 +52,44 @@ def _texts_outside_frozen4() -> list[str]:
     return texts
 
 
-def _right(log: dict[str, object]) -> bool:
-    """The best match's category is the expected one; for ``unknown``, nothing matched at all."""
-    best = explain_texts({"log.txt": str(log["excerpt"])}).best
-    return (best.signature.category if best else "unknown") == log["category"]
-
-
-def test_frozen4_logs_are_real_and_labelled() -> None:
-    assert len(FROZEN4) >= 60 and sum(bool(log["ascend"]) for log in FROZEN4) >= 20
+def test_left_logs_are_real_and_labelled() -> None:
+    assert len(FROZEN4) == 60 - FOLDED
     for log in FROZEN4:
         source = str(log["source"])
         assert set(log) == {"source", "category", "ascend", "why", "excerpt"}, source
         assert source.startswith("https://"), source
         assert log["category"] in CATEGORIES, source
         assert str(log["why"]).strip() and str(log["excerpt"]).strip(), source
-        if source.startswith("https://github.com/"):
-            assert len(thread_keys(source) | document_keys(source)) == 1, source
-        else:
-            assert is_page(source) and "/" in page_key(source), source
-    sources = [str(log["source"]) for log in FROZEN4]
-    assert len(set(sources)) == len(sources), "one case per source"
-    threads = [k for s in sources for k in thread_keys(s)]
-    assert len(set(threads)) == len(threads), "one excerpt per thread"
-    by_key: dict[str, list[str]] = {}
-    for source in sources:
-        for key in document_keys(source) | ({page_key(source)} if is_page(source) else set()):
-            by_key.setdefault(key, []).append(source)
-    shared = [s for cases in by_key.values() if len(cases) > 1 for s in cases]
-    assert all("#" in s for s in shared), "a document's or page's cases are told apart by their fragment"
+    assert len({log["source"] for log in FROZEN4}) == len(FROZEN4), "one case per source"
 
 
-def test_frozen4_sources_are_cited_nowhere_else() -> None:
+def test_left_logs_are_cited_nowhere_else() -> None:
+    """The folded 39 live in corpus.json now (some are new signatures' samples); the 21 left are nowhere else: not
+    their thread, not their page, not their document by its whole address (a document's other cases, fragment and
+    all, may be folded)."""
     texts = _texts_outside_frozen4()
     cited_threads = set().union(*(thread_keys(t) for t in texts))
-    cited_documents = set().union(*(document_keys(t) for t in texts))
-    threads = set().union(*(thread_keys(str(log["source"])) for log in FROZEN4))
-    documents = set().union(*(document_keys(str(log["source"])) for log in FROZEN4))
-    pages = {page_key(str(log["source"])) for log in FROZEN4 if is_page(str(log["source"]))}
-    assert not threads & cited_threads, "a frozen4 thread is cited by a signature, a fixture, the code or the docs"
-    assert not documents & cited_documents, "a frozen4 document is cited elsewhere in the project"
+    left = [str(log["source"]) for log in FROZEN4]
+    assert not [s for s in left if thread_keys(s) & cited_threads]
     lowered = [t.lower() for t in texts]
-    assert not [p for p in pages if any(p in t for t in lowered)], "a frozen4 page is cited elsewhere in the project"
-    assert not [d for d in documents | pages if any(word in d for word in SIGNATURE_DOCUMENTS)]
+    assert not [s for s in left if is_page(s) and any(page_key(s) in t for t in lowered)]
+    assert not [s for s in left if document_keys(s) and any(s in t for t in texts)]
+    assert len({log["source"] for log in CORPUS}) == len(CORPUS)
+    assert KNOWN_WRONG.keys() <= set(left)
 
 
-def test_frozen4_score_is_at_least_the_floor() -> None:
-    right = [_right(log) for log in FROZEN4]
-    ascend = [ok for ok, log in zip(right, FROZEN4, strict=True) if log["ascend"]]
-    overall, on_ascend = sum(right) / len(right), sum(ascend) / len(ascend)
-    print(f"frozen4 set: {sum(right)} of {len(right)} ({overall:.1%}) right first; "
-          f"Ascend {sum(ascend)} of {len(ascend)} ({on_ascend:.1%})")
-    assert overall >= FLOOR_ALL, f"frozen4 set {overall:.1%} < {FLOOR_ALL:.0%}"
-    assert on_ascend >= FLOOR_ASCEND, f"frozen4 set on Ascend {on_ascend:.1%} < {FLOOR_ASCEND:.0%}"
+def test_no_cluster_fault_is_claimed_for_an_application_bug() -> None:
+    """A false alarm is as bad as a miss: none of the 5 ``unknown``-labelled logs may be blamed on the cluster."""
+    bugs = [log for log in FROZEN4 if log["category"] == "unknown"]
+    assert len(bugs) == 5
+    claimed = [(log["source"], got) for log in bugs if (got := answer(str(log["excerpt"])))
+               not in {*NOT_A_CLUSTER_FAULT, KNOWN_WRONG.get(str(log["source"]))}]
+    assert not claimed, claimed
+
+
+def test_left_misses_claim_no_new_wrong_category() -> None:
+    misses = [log for log in FROZEN4 if log["category"] != "unknown"]
+    assert len(misses) == 16
+    wrong = [(log["source"], got) for log in misses if (got := answer(str(log["excerpt"])))
+             not in {log["category"], *NOT_A_CLUSTER_FAULT, KNOWN_WRONG.get(str(log["source"]))}]
+    assert not wrong, wrong
