@@ -40,6 +40,8 @@ GATES: dict[str, Gate] = {
     "cuda_error": Gate(("cudaerror", "cudasuccess", "cuda_error", "cuda_success", "cuda error", "cuda runtime error",
                         "cuda failure", "thcudacheck", "error code",
                         *(text for text, _ in table_cuda_error._BARE))),
+    # hipErrorXxx / hipSuccess names, "HIP error", a hip_*.cpp runtime log line (table_hip_error)
+    "hip_error": Gate(("hiperror", "hipsuccess", "hip error", "hip_")),
     "xid": Gate(("xid",)),
     "cuda_libs": Gate(("cublas_status_", "cudnn_status_")),
     # ncclXxx result names, CuPy's NCCL_ERROR_*, "NCCL error" / "NCCL failure", ncclGetErrorString's texts of the

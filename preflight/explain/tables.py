@@ -14,6 +14,7 @@ from preflight.explain import (
     table_cann,
     table_cann_ops,
     table_ge,
+    table_hip_error,
     table_cuda_error,
     table_cuda_libs,
     table_nccl_result,
@@ -39,6 +40,7 @@ DECODERS: tuple[CodeTable, ...] = (
     table_torch_npu.TABLE,  # Ascend: torch_npu's ERRxxyyy (OPS / GRAPH rejections, memory; the rest generic)
     table_nccl_warn.TABLE,  # NVIDIA: NCCL WARN messages by template (NET/IB, NET/Socket, Bootstrap, SHM, P2P...)
     table_cuda_error.TABLE,  # NVIDIA: cudaError_t
+    table_hip_error.TABLE,  # AMD ROCm: hipError_t (categories of its CUDA twins)
     table_cuda_libs.TABLE,  # NVIDIA: cublasStatus_t, cudnnStatus_t (allocation oom, rejected call, versions)
     table_xid.TABLE,  # NVIDIA: Xid (preflight.xid_catalog)
     table_nccl_result.TABLE,  # NVIDIA: ncclResult_t (the summary of a WARN line before it)
