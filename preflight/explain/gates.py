@@ -53,9 +53,10 @@ GATES: dict[str, Gate] = {
                         re.compile(r"nccl info \S+\.(?:cc|cu|h|c|cpp):[0-9]+ -> [0-9]")),
     # torchrun's "exitcode", "exit code/status", "received by PID", DeepSpeed's "return code", spawn's / mpirun's /
     # pdsh's signals, CalledProcessError's "died with <Signals", srun's "task N:", bash's "line N: PID", core dumps,
-    # the shell's bare "Killed"
+    # the shell's bare "Killed", a signal handler's "Caught signal 7" / "received signal SIGBUS" / faulthandler's line
     "exit_signal": Gate(("exitcode", "exit code", "exit status", "received by pid", "return code", "with signal",
-                         "on signal", "by signal", "died with <signals", "core dumped"),
+                         "on signal", "by signal", "died with <signals", "core dumped", "caught signal",
+                         "received signal", "fatal python error"),
                         re.compile(r"\btasks? [0-9,\-\[\]]+:|\bline [0-9]+: [0-9]|^\s*killed\s*$")),
 }
 

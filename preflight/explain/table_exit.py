@@ -13,6 +13,8 @@ plain codes launchers use (1, 2, 126, 127, 255). ``find`` reads them from the fo
 ['-6']
 >>> [d.code.code for d in TABLE.decode("srun: error: node-3: task 5: Bus error (core dumped)")]
 ['-7']
+>>> [d.code.category for d in TABLE.decode("[gpu3:1:381] Caught signal 7 (Bus error: nonexistent physical address)")]
+['shm']
 """
 
 from __future__ import annotations
@@ -176,6 +178,14 @@ _FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     # torch.utils.data's worker watchdog (_utils/signal_handling.py): "DataLoader worker (pid N) is killed by
     # signal: Killed." (strsignal's text) and its "(pid(s) N, M) exited unexpectedly" sibling names no signal
     (re.compile(rf"is killed by signal:\s*({_TEXTS})", re.I), "text"),
+    # the handlers that print a fatal signal inside the process: UCX's (ucs/debug/debug.c, loaded with NCCL's and
+    # Open MPI's UCX plugins: "[host:pid:tid] Caught signal 7 (Bus error: nonexistent physical address)"), gdb's
+    # "Thread 7 received signal SIGBUS, Bus error.", glog's / c10's "*** SIGSEGV (@0x0) received by PID 12 (TID ...)",
+    # Python's faulthandler "Fatal Python error: Bus error"
+    (re.compile(r"\bCaught signal\s+(\d+)\s*\(", re.I), "signal"),
+    (re.compile(r"\breceived signal\s+(SIG[A-Z0-9]+)\b"), "name"),
+    (re.compile(r"\*\*\*\s*(SIG[A-Z0-9]+)\s*\(@0x[0-9a-f]+\)\s*received by PID", re.I), "name"),
+    (re.compile(rf"\bFatal Python error:\s*({_TEXTS})\b", re.I), "text"),
 )
 
 
@@ -188,7 +198,8 @@ def _key(kind: str, value: str) -> str | None:
     return f"-{n}" if n else None
 
 
-_HINTS = ("exit", "signal", "core dumped", "task", "line ", "killed")  # every form has one of these
+_HINTS = ("exit", "signal", "core dumped", "task", "line ", "killed", "fatal python error",
+          "received by pid")  # every form has one of these
 
 
 def find(line: str) -> list[str]:
