@@ -35,6 +35,9 @@ GATES: dict[str, Gate] = {
     "acl": _ACL, "aclnn": _ACL,
     # torch_npu's "ERR01001 OPS invalid parameter" (table_torch_npu)
     "torch_npu_err": Gate(shape=re.compile(r"err[0-9]{5}")),
+    # the runtime's "drvRetCode=6" / "drv ret=0x57" / "drvRet[6]", DRV_ERROR_* names; DCMI's -8xxx and names
+    "ascend_drv": Gate(("drvretcode", "drvret", "drv ret", "drv_error_", "dev_error_")),
+    "dcmi": Gate(("dcmi_err_code_",), re.compile(r"-8[0-9]{3}")),
     # cudaErrorXxx / CUDA_ERROR_XXX names, "CUDA error", "cuda runtime error", "Cuda failure", THCudaCheck, a number
     # after "error code", and the texts no other library prints (recognised without a CUDA marker)
     "cuda_error": Gate(("cudaerror", "cudasuccess", "cuda_error", "cuda_success", "cuda error", "cuda runtime error",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from preflight.explain import (
     table_acl,
+    table_ascend_driver,
     table_cann,
     table_cann_ops,
     table_cuda_error,
@@ -38,6 +39,7 @@ DECODERS: tuple[CodeTable, ...] = (
     HCCL_RESULTS,  # Ascend: HcclResult
     *table_acl.TABLES,  # Ascend: aclError, aclnnStatus
     table_torch_npu.TABLE,  # Ascend: torch_npu's ERRxxyyy (OPS / GRAPH rejections, memory; the rest generic)
+    *table_ascend_driver.TABLES,  # Ascend: the driver's drvError_t (drvRetCode=N), DCMI's -8xxx (npu-smi, plugins)
     table_nccl_warn.TABLE,  # NVIDIA: NCCL WARN messages by template (NET/IB, NET/Socket, Bootstrap, SHM, P2P...)
     table_cuda_error.TABLE,  # NVIDIA: cudaError_t
     table_hip_error.TABLE,  # AMD ROCm: hipError_t (categories of its CUDA twins)
