@@ -108,11 +108,16 @@ _TORCH_NPU = re.compile(r"hccl\s*function\s*error\b.*?error\s*code\s*(?:is|[:=])
 _ERRNO = re.compile(r"errNo\s*\[\s*0x0*5(?:00|01)([0-9a-f]{4})\s*\]", re.IGNORECASE)
 _TRACE = re.compile(r"call\s*trace\s*:\s*(?:hccl)?\s*ret\s*->\s*(\d+)", re.IGNORECASE)
 _NAME = re.compile(r"\bHCCL_E_[A-Z_]+\b", re.IGNORECASE)
+# HCCL's own HCCL_ERROR lines: "... failed, ret[7]", "return[9]", "ret=11", "ret = 4" (hicann/hccl); a six-digit
+# number there is an aclError (table_acl), so only HcclResult's own range is read
+_RET = re.compile(r"\b(?:ret|return)\s*(?:\[\s*(\d{1,4})\s*\]|=\s*(\d{1,4})\b)", re.IGNORECASE)
+_RANGE = {code for code, *_ in _ROWS if code}
 
 
 def find(line: str) -> list[str]:
-    """HcclResult numbers on a line: torch_npu's ``error code is N``, HCCL's ``errNo[0x...0500000N]`` and
-    ``call trace: hcclRet -> N`` (HCCL log lines only), or an ``HCCL_E_*`` name; in order, once each.
+    """HcclResult numbers on a line: torch_npu's ``error code is N``, HCCL's ``errNo[0x...0500000N]``,
+    ``call trace: hcclRet -> N`` and ``ret[N]`` / ``return[N]`` / ``ret=N`` (HCCL log lines only), or an ``HCCL_E_*``
+    name; in order, once each.
 
     >>> find("hccl function error :HcclGetRootInfo(&hcclID), Error Code is 11")
     ['11']
@@ -120,11 +125,14 @@ def find(line: str) -> list[str]:
     (['7'], [])
     >>> find("returned HCCL_E_TIMEOUT after 1800 s")
     ['9']
+    >>> find("[ERROR] HCCL(3,python):... [Init]HcclCommInitRootInfo failed, return[11]; ret[507018]"), find("ret[7]")
+    (['11'], [])
     """
     found = [m.group(1) for m in _TORCH_NPU.finditer(line)]
     found += [str(int(m.group(1), 16)) for m in _ERRNO.finditer(line)]
     if "hccl" in line.lower():
         found += [m.group(1) for m in _TRACE.finditer(line)]
+        found += [n for m in _RET.finditer(line) for n in m.groups() if n and int(n) in _RANGE]
     found += [_BY_NAME[m.group(0).upper()] for m in _NAME.finditer(line) if m.group(0).upper() in _BY_NAME]
     return list(dict.fromkeys(str(int(c)) for c in found))
 
