@@ -56,6 +56,8 @@ SEALED = {"frozen"}  # the sealed evaluation set: not read, not listed
 
 # table name -> (a line carrying a code, that code); the code must appear in no log sample
 UNSEEN: dict[str, tuple[str, str]] = {
+    "torch_npu_dist": ("RuntimeError: Unable to fetch master IP addr, environment variable is null.",
+                       "unable to fetch master ip addr environment variable is null"),
     "ascend_drv": ("[drv api] drvGetDevNum failed: drvRetCode=34!", "34"),
     "dcmi": ("dcmi_get_device_health failed, ret = -8012", "-8012"),
     "hip_error": ("RuntimeError: HIP error: too many resources requested for launch", "hipErrorLaunchOutOfResources"),

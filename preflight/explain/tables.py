@@ -31,6 +31,7 @@ from preflight.explain.table_gloo import TABLE as GLOO
 from preflight.explain.table_hccl import HCCL_RESULTS
 from preflight.explain.table_launchers import ACCELERATE, DEEPSPEED, REMOTE_SHELL
 from preflight.explain.table_mpi_slurm import OPENMPI, SLURM
+from preflight.explain.table_torch_npu_dist import TABLE as TORCH_NPU_DIST
 
 DECODERS: tuple[CodeTable, ...] = (
     *table_cann.TABLES,  # Ascend: CANN EE/EH/EI/EJ/EK/EL/EZ codes
@@ -47,6 +48,7 @@ DECODERS: tuple[CodeTable, ...] = (
     table_xid.TABLE,  # NVIDIA: Xid (preflight.xid_catalog)
     table_nccl_result.TABLE,  # NVIDIA: ncclResult_t (the summary of a WARN line before it)
     C10D,  # torch.distributed (c10d): Dist*Error, store sockets, ProcessGroupNCCL / Gloo messages
+    TORCH_NPU_DIST,  # Ascend: torch_npu's ProcessGroupHCCL checks (tensors, devices, options, hcclUniqueId)
     ELASTIC,  # torchrun / elastic: rendezvous errors, the agent, ChildFailedError's summary
     EXIT,  # exit codes and signals (exitcode: -9, Signal 6 (SIGABRT), exit code 137...)
     GLOO,  # gloo's TCP transport
