@@ -211,9 +211,10 @@ def _prefilter(signatures: tuple[Signature, ...]) -> tuple[re.Pattern[str] | Non
 
 
 def match_lines(lines: list[str], file: str, file_index: int, signatures: Iterable[Signature] = CATALOG,
-                facts: FileFacts | None = None, tables: tuple[CodeTable, ...] = ()) -> list[Match]:
+                facts: FileFacts | None = None, tables: tuple[CodeTable, ...] = (),
+                moot: set[int] | None = None) -> list[Match]:
     """Every (signature, first line) match in one file; a signature counts once per file. ``tables`` name the
-    codes the matched lines carry."""
+    codes the matched lines carry; ``moot`` collects the numbers of lines a signature's ``unless`` made moot."""
     facts = facts or file_facts(lines, file)
     found: dict[str, Match] = {}
     sigs = tuple(signatures)
@@ -235,6 +236,14 @@ def match_lines(lines: list[str], file: str, file_index: int, signatures: Iterab
                     continue
             found[sig.id] = _match(sig, file, file_index, number, text, facts, "signature",
                                    tuple(d for t in tables for d in t.decode(text)))
+    # a signature whose ``unless`` another line of the log matches says nothing here (a fallback the log shows
+    # was taken: NCCL going on over sockets after "Failed to open libibverbs")
+    for key, match in list(found.items()):
+        if match.signature.compiled_unless and any(p.search(line) for p in match.signature.compiled_unless
+                                                   for line in lines):
+            del found[key]
+            if moot is not None:
+                moot.add(match.line_number)
     # the same line matched by several signatures: keep only the most specific one
     best_per_line: dict[int, Match] = {}
     for match in found.values():
@@ -375,12 +384,14 @@ def _explain(files: Mapping[str, list[str]], sigs: tuple[Signature, ...],
     for index, (name, lines) in enumerate(files.items()):
         facts = file_facts(lines, name)
         per_file.append((name, lines, facts))
-        matched = match_lines(lines, name, index, sigs, facts, decoders)
+        moot: set[int] = set()
+        matched = match_lines(lines, name, index, sigs, facts, decoders, moot)
         found.extend(matched)
         if decoders:
             explained = {m.line_number: None if m.signature.root_cause else m.signature.category
                          for m in matched if not m.harmless}
-            found.extend(code_matches(lines, name, index, decoders, explained, facts))
+            found.extend(m for m in code_matches(lines, name, index, decoders, explained, facts)
+                         if m.line_number not in moot)
     if not any(not m.harmless and not names_nothing(m) for m in found):
         for index, (name, lines, facts) in enumerate(per_file):
             found.extend(family_matches(lines, name, index, facts))

@@ -45,14 +45,17 @@ class Signature:
     root_cause: bool = True
     near: tuple[str, ...] = ()  # one of these must occur in the line or the 3 lines before it
     when: Callable[[re.Match[str]], bool] | None = None  # extra condition on the match
+    unless: tuple[str, ...] = ()  # a line of the same log matching one of these makes the match moot
     compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
     compiled_near: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
     compiled_tolerant: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+    compiled_unless: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "compiled", tuple(re.compile(p) for p in self.patterns))
         object.__setattr__(self, "compiled_near", tuple(re.compile(p, re.IGNORECASE) for p in self.near))
         object.__setattr__(self, "compiled_tolerant", tuple(compile_tolerant(p) for p in self.patterns))
+        object.__setattr__(self, "compiled_unless", tuple(re.compile(p, re.IGNORECASE) for p in self.unless))
 
     def search(self, line: str) -> re.Match[str] | None:
         """The first pattern match in ``line`` that also satisfies ``when`` (None when there is none): the
