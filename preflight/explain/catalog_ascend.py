@@ -144,7 +144,10 @@ ASCEND: tuple[Signature, ...] = (
         ("npu.processes", "hccn.link", "hccn.reachability"), _MINDSPORE_DOC, weight=32),
     Signature(
         "hccl.device_task_timeout", "hccl-timeout",
-        (r"hccl (?:fftsplus )?task timeout occurred during task execution", r"stuck notify wait context"),
+        (r"hccl (?:fftsplus )?task timeout occurred during task execution", r"stuck notify wait context",
+         # the same report for a notify or event wait task (device_error_proc.cc ProcessStarsWaitTimeoutErrorInfo):
+         # the stream waited on another stream or device, HCCL's collectives among them, past the timeout
+         r"(?:notify|event) wait timeout occurred during task execution"),
         "A collective task on the device waited past the HCCL execution timeout (HCCL_EXEC_TIMEOUT, 30 min by "
         "default) with notifies stuck: the runtime's device-error report under EI9999 (hicann/runtime "
         "src/runtime/feature/src/device/device_error_proc.cc; the EI0002 case told by the device): a peer rank "
@@ -247,4 +250,34 @@ ASCEND: tuple[Signature, ...] = (
         "Install the torch_npu release the calling package names for this torch and CANN (its install guide's "
         "version table); torch and torch_npu must be of the same minor version.",
         ("versions.torch_npu_compat", "versions.cann"), "https://github.com/Ascend/pytorch/issues/23", weight=78),
+    # --- round 7 (the spent frozen5 set, folded) -------------------------------------------------------------
+    Signature(
+        "mindspore.unique_id_fetch", "store-timeout",
+        (r"Failed to fetch the unique id of the collective lib from the meta server node",),
+        "MindSpore's non-root ranks fetch the communicator's unique id (HCCL's root info) from the scheduler and "
+        "gave up waiting: the group's root rank exited or never got that far, or, at large scale, the default "
+        "wait (MS_NODE_TIMEOUT) is too short.",
+        "Read the root rank's log (the message names it: 'Please check root rank: N') for its own error; above "
+        "128 devices raise MS_NODE_TIMEOUT (900-1800 s).",
+        ("net.reachability",), "https://github.com/mindspore-ai/docs/blob/9e844dc65dc5ef4381574e8b6ec2f93f9681f720/"
+        "docs/mindspore/source_zh_cn/faq/distributed_parallel.md#case-unique-id-timeout", weight=60,
+        root_cause=False),
+    Signature(
+        "cann.visible_device_invalid", "device-mapping",
+        (r"Set visible device failed, invalid device=\d+, input visible devices:",),
+        "The CANN runtime was asked for a device outside ASCEND_RT_VISIBLE_DEVICES: the launcher (Ray, a device "
+        "plugin) overwrote the visible-devices variable, or a rank's device index counts physical instead of "
+        "visible devices.",
+        "Keep each worker's ASCEND_RT_VISIBLE_DEVICES as its scheduler set it (with Ray: export "
+        "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1 before `ray start`) and index devices from 0 within it.",
+        ("npu.env", "npu.count"), "https://github.com/vllm-project/vllm-ascend/issues/168", weight=74),
+    Signature(
+        "hccl.ranktable_device_ip_unset", "hccl-link",
+        (r"'device ip' is not set correctly, must be set when multi Server",),
+        "HCCL's ranktable check found no device IP for an NPU while the job spans servers (or HCCL_INTRA_ROCE_"
+        "ENABLE is set): the NPU NICs have no address, or the container does not see /etc/hccn.conf / hccn_tool, "
+        "so the ranktable has no device_ip.",
+        "Give every NPU its device IP (`hccn_tool -i N -ip -g`), mount /etc/hccn.conf and hccn_tool into the "
+        "container, and regenerate the ranktable with the device IPs.",
+        ("hccn.ip", "hccn.link"), "https://github.com/vllm-project/vllm-ascend/issues/7711", weight=74),
 )

@@ -246,7 +246,9 @@ CUDA: tuple[Signature, ...] = (
         "https://github.com/fboulnois/stable-diffusion-docker/issues/82", weight=72),
     Signature(
         "nvml.init_unknown_error", "driver",
-        (r"Failed to initialize NVML: Unknown Error",),
+        (r"Failed to initialize NVML: Unknown Error",
+         # go-nvml / the device plugin when the container got no driver library: "could not load NVML library"
+         r"Failed to (?:initialize|start) (?:NVML|nvml)(?: with error)?: +could not load NVML library"),
         "NVML could not open the GPUs: inside a container this is the device cgroup losing the GPUs (a "
         "`systemctl daemon-reload` on a host with systemd cgroups), on a host a driver in a bad state.",
         "Restart the container (and configure the runtime so a daemon-reload keeps the devices), or reload "

@@ -175,7 +175,9 @@ DEVICE: tuple[Signature, ...] = (
     Signature(
         "vllm.kv_cache_too_small", "oom",
         (r"max seq len \(\d+\) is larger than the maximum number of tokens that can be stored in KV cache",
-         r"KV cache is needed, which is larger than the available KV cache memory"),
+         r"KV cache is needed, which is larger than the available KV cache memory",
+         # vLLM's worker log after profiling: the weights alone took more than the budget
+         r"Available KV cache memory: -\d"),
         "vLLM's KV cache, what is left of the device memory after the weights within --gpu-memory-utilization, "
         "cannot hold one request of the model's maximum length (max_model_len).",
         "Raise --gpu-memory-utilization, lower --max-model-len, free the device (`nvidia-smi` / `npu-smi info`) "

@@ -124,7 +124,8 @@ LAUNCHERS: tuple[Signature, ...] = (
     Signature(
         "parallel.size_not_divisible", "launch-args",
         (r"AssertionError: \d+ is not divisible by \d+\s*$",
-         r"Total number of attention heads \(\d+\) must be divisible by tensor parallel size \(\d+\)"),
+         r"Total number of attention heads \(\d+\) must be divisible by tensor parallel size \(\d+\)",
+         r"\b(?:tp_size|tensor[ _-]parallel[ _-]size) exceeds num_key_value_heads"),
         "The parallel sizes the job was launched with do not divide the model's dimensions (attention heads, "
         "hidden size, experts) - vLLM's and Megatron's ensure_divisibility / the heads-by-tensor-parallel "
         "check - so the model cannot be split.",
@@ -162,4 +163,15 @@ LAUNCHERS: tuple[Signature, ...] = (
         "address, port and worker count for every process.",
         (), "https://github.com/mindspore-ai/docs/blob/010322b13f6e39c9e1b4b1f806e8d7eb847f9001/docs/mindspore/"
         "source_zh_cn/faq/distributed_configure.md", weight=70),
+    # --- round 7 (the spent frozen5 set, folded) -------------------------------------------------------------
+    Signature(
+        "orte.daemon_unknown_option", "version-mismatch",
+        # orted rejects an option only a newer mpirun passes (ORTE's internal --hnp-topo-sig, --hnp-uri,
+        # --tree-spawn, --parent-uri): the daemon on the remote host is another Open MPI than the launcher's
+        (r"unknown option \"?--(?:hnp-topo-sig|hnp-uri|tree-spawn|parent-uri)\b",),
+        "The Open MPI daemon (orted) started on a remote host did not know an option mpirun passed it: the hosts "
+        "run different Open MPI versions (or the remote PATH finds another installation first).",
+        "Install one Open MPI version at the same path on every host (`ssh HOST which orted; mpirun --version`), "
+        "or launch with --prefix pointing at it.",
+        ("versions", "os"), "https://github.com/horovod/horovod/issues/848", weight=70),
 )

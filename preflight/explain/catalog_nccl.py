@@ -152,4 +152,26 @@ NCCL: tuple[Signature, ...] = (
         "on LD_LIBRARY_PATH with a build matching this NCCL, or unset NCCL_NET / set NCCL_NET=Socket on a single "
         "node.",
         ("nccl.conf", "nccl.ib_hca"), "https://github.com/getainode/ainode/pull/87", weight=74),
+    # --- round 7 (the spent frozen5 set, folded) -------------------------------------------------------------
+    Signature(
+        "nccl.kernel_symbol_missing", "version-mismatch",
+        # NCCL's CUDACHECK in enqueue.cc / init: cudaFuncGetAttributes on a kernel the build does not hold
+        (r"NCCL WARN Cuda failure 'named symbol not found'", r"NCCL WARN Cuda failure \d+ 'named symbol not found'"),
+        "NCCL looked up one of its own device kernels and the library holds none for this GPU: it was built with "
+        "NVCC_GENCODE for other architectures only (an NCCL compiled for A100's sm_80 run on H100's sm_90), or "
+        "for a CUDA that cannot target this GPU.",
+        "Use an NCCL build that covers this GPU's compute capability (the release packages do), or rebuild with "
+        "NVCC_GENCODE including it (`-gencode=arch=compute_90,code=sm_90`).",
+        ("versions.nccl", "versions.cuda"), "https://github.com/NVIDIA/nccl/issues/1372", weight=72),
+    Signature(
+        "ofi.no_provider_devices", "rdma",
+        # aws-ofi-nccl's init: "OFI fi_getinfo() call failed: %s" with fi_strerror(-ret); -61 (ENODATA) is
+        # "No data available": no provider (EFA) device matched the hints
+        (r"NET/OFI (?:OFI )?fi_getinfo\(\) call failed: No data available",),
+        "The OFI plugin asked libfabric for its provider (EFA) and found no device: the EFA interfaces are not "
+        "exposed to the process (a container without /dev/infiniband, the EFA device plugin or --device), the "
+        "instance has no EFA enabled, or FI_PROVIDER names a provider the node lacks.",
+        "Expose the EFA devices to the container (`--device /dev/infiniband/uverbs0...`, the aws-efa-k8s-device-"
+        "plugin resource), check `fi_info -p efa` on the node, and set FI_PROVIDER=efa only where EFA exists.",
+        ("nccl.ib_hca",), "https://github.com/aws/aws-ofi-nccl/issues/1020", weight=70),
 )

@@ -106,7 +106,10 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     # round 4: Python's import errors, the dynamic linker's symbol versions (glibc / libstdc++), pip's resolver,
     # NumPy's ABI notice, "compiled with different CUDA versions" (torchvision), a version that "does not match" /
     # "mismatches" / "is not compatible with" another: the installed packages, whatever component they name
-    ("package / version", r"\bNo module named\b|\bcannot import name\b|"
+    # (not an import a local directory shadows: "cannot import name X from 'pkg' (unknown location)" is a folder
+    # named like the package, without __init__.py, in the working directory: the user's setup, no version at
+    # fault. "No module named 'pkg._C'" stays: a wheel for another Python as often as a run inside a source tree)
+    ("package / version", r"\bNo module named\b|\bcannot import name\b(?![^\n]*\(unknown location\))|"
      r"version [`'\u2018]?GLIBC\w*_[\d.]+'? not found|compiled with different|compiled using NumPy \d|"
      r"Cannot find a working triton installation|"
      r"which is incompatible|\bversions?\b[^.;]{0,60}\b(?:does not match|mismatch(?:es)?|(?:is |are )?not "

@@ -146,6 +146,11 @@ ROWS: tuple[Row, ...] = (
          "ncclUniqueId from [0] via c10d key-value store by key '{}', but store->get('{}') got error: {}"),
         root_cause=False),
     # --- ProcessGroupNCCL --------------------------------------------------------------------------------------
+    Row("NCCL process group lacks the operation", "version-mismatch",
+        "This torch's ProcessGroupNCCL does not implement the operation the job calls (barrier before torch "
+        "1.0.1, send / recv before 1.7, some collectives in older releases): the torch is older than the code "
+        "expects.", "Install the torch version the training code was written for (its requirements), on every "
+        "node.", ("ProcessGroupNCCL does not support {}",), checks=("versions",)),
     Row("NCCL watchdog: collective timeout", "fabric",
         "The ProcessGroupNCCL watchdog saw a collective run past the process-group timeout (Timeout(ms) in the "
         "WorkNCCL): another rank never entered it or the network stalled.", _WATCHDOG,

@@ -124,8 +124,12 @@ ROWS: tuple[_Row, ...] = (
       ("NET/IB : collective mismatch error local size %d remote %d addr %lx rkey %x seq %x/%x", "2.3-2.9"))),
     (_IB, "ibv_reg_mr failed", "memlock", True, "memlock",
      "Registering memory with the HCA failed: the locked-memory limit (ulimit -l) is too low.",
-     (("Call to ibv_reg_mr failed", "2.10-2.30"), ("Call to ibv_reg_mr_iova2 failed", "2.12-2.30"),
-      ("Call to ibv_reg_dmabuf_mr failed", "2.13-2.30"))),
+     (("Call to ibv_reg_mr failed", "2.10-2.30"), ("Call to ibv_reg_mr_iova2 failed", "2.12-2.30"))),
+    (_IB, "ibv_reg_dmabuf_mr failed", "rdma", True, "ib",
+     "Registering GPU memory with the HCA through DMA-BUF failed: the IB driver (OFED / rdma-core) or the kernel "
+     "does not support DMA-BUF registration (Operation not supported), or NCCL asked for more than the HCA can map "
+     "(a large NCCL_BUFFSIZE); DMA-BUF pins no locked memory, so ulimit -l is not the cause.",
+     (("Call to ibv_reg_dmabuf_mr failed", "2.13-2.30"),)),
     (_IB, "ibv_create_qp/cq failed", "rdma", True, "ib",
      "Creating a queue pair or completion queue on the HCA failed (HCA resources, locked memory, a broken driver).",
      (("Call to ibv_create_qp failed", "2.10-2.30"), ("Call to ibv_create_cq failed", "2.10-2.30"),
@@ -363,6 +367,11 @@ ROWS: tuple[_Row, ...] = (
     ("Init", "communicator already failed", "fabric", False, "peer_gone",
      "The communicator is used after an earlier call failed (the first error is on an earlier line).",
      (("Attempt to use communicator before the previous operation returned ncclSuccess", "2.14-2.30"),)),
+    ("Init", "graph capture unsupported", "version-mismatch", True, "driver",
+     "A CUDA graph captured an NCCL call this NCCL cannot be captured with: it was built with a CUDA runtime "
+     "before 11.3 or the driver is older than R465 (a wheel's bundled NCCL of another CUDA than the node's).",
+     (("NCCL cannot be captured in a graph if either it wasn't built with CUDA runtime >= 11.3 or if the "
+       "installed CUDA driver < R465.", "2.9-2.30"),)),
     ("Init", "CUDA driver too old", "version-mismatch", True, "driver",
      "The CUDA driver is older than NCCL needs, or lacks a call NCCL uses.",
      (("CUDA Driver version found is %d. Minimum requirement is %d", "2.13-2.29"),
