@@ -1,94 +1,61 @@
-"""Issue 38's fifth frozen set (round 6): 89 real failure logs nothing in the project cites, scored blind.
+"""Issue 38's fifth frozen set, spent and folded (round 7): what is left of it guards against false alarms.
 
-tests/fixtures/explain/frozen5/logs.json (see its README) was committed before any signature change of the round;
-the score at that commit is the round's "before". Its sources are GitHub threads, troubleshooting and FAQ documents
-in GitHub repositories (a blob URL pinned to a commit, one case per fragment) and other public pages: a vendor's
-troubleshooting and case pages, forum threads that state the cause (an https URL). All must be cited nowhere else: no
-catalog signature, no other fixture (the earlier frozen sets included), nothing in preflight/, docs/ or bench/. Only
-the score is printed, never which logs fail: the set stays sealed.
+tests/fixtures/explain/frozen5/logs.json held 89 real failure logs scored blind in round 6 (44 of 89 before the
+round and after; Ascend 10 of 33: docs/explain.md "Fifth frozen set"). Round 7 read it after the measurement (no
+sixth set could be drawn: docs/explain.md "Round 7"): the 57 logs ``explain`` now names right (every category but
+``unknown``) moved into ``corpus.json``, where ``test_explain_coverage.py`` requires each to stay right. The 32 left
+here are the ones the corpus cannot hold: 5 labelled ``unknown`` (application bugs) and 27 still missed. None may be
+blamed on a cluster category it is not, but for the answers listed in ``KNOWN_WRONG``.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from sealed_sources import SIGNATURE_DOCUMENTS, document_keys, is_page, page_key, thread_keys
+from spent_sets import blamed_bugs, check_cited_nowhere_else, check_real_and_labelled, load, new_wrong
 
-from preflight.explain.catalog import CATALOG, CATEGORIES
-from preflight.explain.matcher import explain_texts
-
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "fixtures" / "explain"
-FROZEN5_DIR = FIXTURES / "frozen5"
-FROZEN5: list[dict[str, object]] = json.loads((FROZEN5_DIR / "logs.json").read_text(encoding="utf-8"))
-
-# 44 of 89 and 10 of 33 at the commit that froze the set (the commit that added this file, on top of be08a90, whose
-# code it does not change), before any signature change of round 6, rounded down. The engineers changing the catalog
-# raise them with their change.
-FLOOR_ALL = 0.49
-FLOOR_ASCEND = 0.30
-
-
-def _texts_outside_frozen5() -> list[str]:
-    """Every catalog source and every text file of the project's fixtures, code, docs and benches but frozen5/."""
-    texts = [sig.source for sig in CATALOG]
-    for top in ("tests/fixtures", "preflight", "docs", "bench"):
-        for path in sorted((ROOT / top).rglob("*")):
-            if path.is_file() and FROZEN5_DIR not in path.parents and path.suffix not in {".pyc", ".png", ".gz"}:
-                texts.append(path.read_text(encoding="utf-8", errors="replace"))
-    return texts
-
-
-def _right(log: dict[str, object]) -> bool:
-    """The best match's category is the expected one; for ``unknown``, nothing matched at all."""
-    best = explain_texts({"log.txt": str(log["excerpt"])}).best
-    return (best.signature.category if best else "unknown") == log["category"]
+FROZEN5_DIR = Path(__file__).parent / "fixtures" / "explain" / "frozen5"
+FROZEN5 = load(FROZEN5_DIR)
+FOLDED = 57  # of the 89: moved into corpus.json in round 7 (explained right there)
+# Left logs whose text reads as another class than the one their source found (the source's cause in brackets):
+# a missing libatb.so / liboptiling.so read as a library version (CANN's NNAL or toolkit not sourced: the labels
+# say driver); 'No module named torch_npu._C' (run inside the source tree); NCCL 2.x 'Got completion with error 12'
+# read as the fabric (a RoCE GID index); SetDevice's 507033 read as the driver (a device plugin's wrong visible
+# devices); 'Op Equal does not has any binary' read as the kernels package (the label says driver); 'No route to
+# host' read as a firewall (an unreachable master address); a c10d connect timeout to the rendezvous endpoint read
+# as the master (the rendezvous host not recognised); 'Torch not compiled with CUDA enabled' on Ascend (code that
+# hard-codes torch.cuda); pynccl's 'invalid usage' read as the launch (a bundled NCCL that does not fit the driver).
+KNOWN_WRONG = {
+    "https://github.com/Ascend/MindSpeed-MM/blob/57069cd55a8ab16d5affe379a2e2c5f0a4d962b9/docs/zh/troubleshooting.md"
+    "#nnal-包安装后-libatbso-找不到": "version-mismatch",
+    "https://github.com/Ascend/pytorch/issues/24": "version-mismatch",
+    "https://github.com/NVIDIA/nccl/issues/426": "fabric",
+    "https://github.com/Project-HAMi/HAMi/issues/1894": "driver",
+    "https://github.com/hiyouga/LlamaFactory/issues/3796": "version-mismatch",
+    "https://github.com/huggingface/accelerate/issues/2468": "firewall",
+    "https://github.com/mindspore-lab/mindocr/blob/020120ffee31c2c030bf0d1c6eca634f7032f17d/docs/en/tutorials/"
+    "frequently_asked_questions.md#q2-ascend-so-not-found": "version-mismatch",
+    "https://github.com/modelscope/ms-swift/issues/3594": "version-mismatch",
+    "https://github.com/pytorch/pytorch/issues/79388": "master-unreachable",
+    "https://github.com/vllm-project/vllm/issues/7201": "launch-args",
+}
 
 
-def test_frozen5_logs_are_real_and_labelled() -> None:
-    assert len(FROZEN5) >= 60 and sum(bool(log["ascend"]) for log in FROZEN5) >= 20
-    for log in FROZEN5:
-        source = str(log["source"])
-        assert set(log) == {"source", "category", "ascend", "why", "excerpt"}, source
-        assert source.startswith("https://"), source
-        assert log["category"] in CATEGORIES, source
-        assert str(log["why"]).strip() and str(log["excerpt"]).strip(), source
-        if source.startswith("https://github.com/"):
-            assert len(thread_keys(source) | document_keys(source)) == 1, source
-        else:
-            assert is_page(source) and "/" in page_key(source), source
-    sources = [str(log["source"]) for log in FROZEN5]
-    assert len(set(sources)) == len(sources), "one case per source"
-    threads = [k for s in sources for k in thread_keys(s)]
-    assert len(set(threads)) == len(threads), "one excerpt per thread"
-    by_key: dict[str, list[str]] = {}
-    for source in sources:
-        for key in document_keys(source) | ({page_key(source)} if is_page(source) else set()):
-            by_key.setdefault(key, []).append(source)
-    shared = [s for cases in by_key.values() if len(cases) > 1 for s in cases]
-    assert all("#" in s for s in shared), "a document's or page's cases are told apart by their fragment"
+def test_left_logs_are_real_and_labelled() -> None:
+    assert len(FROZEN5) == 89 - FOLDED
+    check_real_and_labelled(FROZEN5)
 
 
-def test_frozen5_sources_are_cited_nowhere_else() -> None:
-    texts = _texts_outside_frozen5()
-    cited_threads = set().union(*(thread_keys(t) for t in texts))
-    cited_documents = set().union(*(document_keys(t) for t in texts))
-    threads = set().union(*(thread_keys(str(log["source"])) for log in FROZEN5))
-    documents = set().union(*(document_keys(str(log["source"])) for log in FROZEN5))
-    pages = {page_key(str(log["source"])) for log in FROZEN5 if is_page(str(log["source"]))}
-    assert not threads & cited_threads, "a frozen5 thread is cited by a signature, a fixture, the code or the docs"
-    assert not documents & cited_documents, "a frozen5 document is cited elsewhere in the project"
-    lowered = [t.lower() for t in texts]
-    assert not [p for p in pages if any(p in t for t in lowered)], "a frozen5 page is cited elsewhere in the project"
-    assert not [d for d in documents | pages if any(word in d for word in SIGNATURE_DOCUMENTS)]
+def test_left_logs_are_cited_nowhere_else() -> None:
+    check_cited_nowhere_else(FROZEN5, FROZEN5_DIR, KNOWN_WRONG)
 
 
-def test_frozen5_score_is_at_least_the_floor() -> None:
-    right = [_right(log) for log in FROZEN5]
-    ascend = [ok for ok, log in zip(right, FROZEN5, strict=True) if log["ascend"]]
-    overall, on_ascend = sum(right) / len(right), sum(ascend) / len(ascend)
-    print(f"frozen5 set: {sum(right)} of {len(right)} ({overall:.1%}) right first; "
-          f"Ascend {sum(ascend)} of {len(ascend)} ({on_ascend:.1%})")
-    assert overall >= FLOOR_ALL, f"frozen5 set {overall:.1%} < {FLOOR_ALL:.0%}"
-    assert on_ascend >= FLOOR_ASCEND, f"frozen5 set on Ascend {on_ascend:.1%} < {FLOOR_ASCEND:.0%}"
+def test_no_cluster_fault_is_claimed_for_an_application_bug() -> None:
+    """A false alarm is as bad as a miss: none of the 5 ``unknown``-labelled logs may be blamed on the cluster."""
+    assert sum(log["category"] == "unknown" for log in FROZEN5) == 5
+    assert not blamed_bugs(FROZEN5, KNOWN_WRONG)
+
+
+def test_left_misses_claim_no_new_wrong_category() -> None:
+    assert sum(log["category"] != "unknown" for log in FROZEN5) == 27
+    assert not new_wrong(FROZEN5, KNOWN_WRONG)

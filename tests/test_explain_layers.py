@@ -462,3 +462,13 @@ def test_round4_adds_no_false_alarm() -> None:
                  "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, "
                  "opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`"):
         assert _category(text) == "unknown", text  # generic codes claim nothing
+
+
+def test_a_fallback_the_log_shows_taken_is_moot() -> None:
+    """NCCL's ``Failed to open libibverbs`` alone is a (weak) rdma clue; where the same log shows NCCL going on over
+    sockets it was only the fallback, and names nothing (``Signature.unless``), in the code layer either."""
+    warn = "node1:15833:15833 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]"
+    alone = explain_texts({"r0.log": warn}).best
+    assert alone is not None and alone.signature.id == "nccl.no_libibverbs"
+    went_on = warn + "\nnode1:15833:15833 [0] NCCL INFO NET/Socket : Using [0]eth0:10.2.3.32<0>\n"
+    assert explain_texts({"r0.log": went_on}).best is None
