@@ -39,10 +39,11 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from preflight.allreduce import bisect
+from preflight.allreduce import bisect, bisect_devices
+from preflight.allreduce.bisect_devices_verdict import findings as device_findings
 from preflight.allreduce.bisect_verdict import findings as bisect_findings
 from preflight.allreduce.expected import Expected
-from preflight.allreduce.floor import Rates, host_expected, lower, pair_expected
+from preflight.allreduce.floor import Rates, host_expected, intra_expected, lower, pair_expected
 from preflight.allreduce.nic import SPEEDS_COMMAND, parse_speeds
 from preflight.allreduce.probe import BACKENDS, TORCH_PROBE
 from preflight.allreduce.schedule import PATTERNS, Pair, plan
@@ -152,8 +153,9 @@ class AllreduceCheck(ActiveCheck):
     # --- bisect mode (preflight.allreduce.bisect) ---
 
     def search(self, facts: Mapping[str, Facts], ctx: EvalContext,
-               outcomes: Sequence[StepOutcome]) -> tuple[bisect.Search, list[bisect.Group]]:
-        """The search replayed from the rounds run so far (one outcome each), and the next round's groups."""
+               outcomes: Sequence[StepOutcome]) -> tuple[bisect.Search, list[bisect.Group], int]:
+        """The search across hosts replayed from the rounds run so far (one outcome each), the next round's groups
+        and how many outcomes it took (those after them are the search within the nodes')."""
         hosts = self.usable(facts, ctx)
         rates = self.rates(facts, ctx)
         fraction, efrac = float(ctx.params["fraction"]), float(ctx.params.get("expected_fraction", 0.4))
@@ -163,10 +165,11 @@ class AllreduceCheck(ActiveCheck):
 
         search = bisect.Search(labels={h.name: h.switch for h in ctx.hosts if h.switch})
         base, avoid = int(ctx.params["base_port"]), [ctx.cluster.master_port]
-        for outcome in outcomes:
-            groups = bisect.next_groups(hosts, search, base, avoid)
+        limit = 2 * max(1, (len(hosts) - 1).bit_length()) + 4
+        for taken, outcome in enumerate(outcomes):
+            groups = bisect.next_groups(hosts, search, base, avoid) if len(search.rounds) < limit else []
             if not groups:
-                return search, []
+                return search, [], taken
             lines = [line for outs in outcome.foreground.values()
                      for line in parse_lines(outs.get("ranks", ProbeOutput("")).stdout)]
             fine = [j.result.busbw for r in search.rounds for j in r if j.verdict in ("ok", "unjudged")
@@ -175,15 +178,55 @@ class AllreduceCheck(ActiveCheck):
             search.rounds.append(bisect.judge_round(results, expect, fraction, efrac,
                                                     median(fine) if fine else None))
             bisect.against_halves(search, fraction)
-        limit = 2 * max(1, (len(hosts) - 1).bit_length()) + 4
         nxt = bisect.next_groups(hosts, search, base, avoid) if len(search.rounds) < limit else []
-        return search, nxt
+        return search, nxt, len(outcomes)
+
+    def device_search(self, facts: Mapping[str, Facts], ctx: EvalContext, outcomes: Sequence[StepOutcome],
+                      start: int, offset: int) -> tuple[bisect.Search, list[bisect.Group]]:
+        """The search within the nodes (preflight.allreduce.bisect_devices), after the one across hosts: replayed
+        from its outcomes, and the next round's groups. ``start``/``offset``: the group runs and rounds before."""
+        devices = max(1, int(ctx.cluster.devices_per_host or 1))
+        counts = {h: devices for h in self.usable(facts, ctx)} if devices > 1 else {}
+        topologies = {h: host_topology(h, ctx.other_facts) for h in counts}
+        rates = self.rates(facts, ctx)
+        fraction, efrac = float(ctx.params["fraction"]), float(ctx.params.get("expected_fraction", 0.4))
+
+        def link(host: str, i: int, j: int) -> str | None:
+            return link_class(topologies[host], i, j)
+
+        def expect(host: str, devs: Sequence[int], size: int) -> Expected | None:
+            return lower(*(intra_expected(Pair(0, "intra", host, a, host, b, 0, str(link(host, a, b))), size, rates)
+                           for k, a in enumerate(devs) for b in devs[k + 1:]))
+
+        search = bisect.Search()
+        base, avoid = int(ctx.params["base_port"]), [ctx.cluster.master_port]
+        left = list(outcomes)
+        while True:
+            groups = bisect_devices.next_groups(counts, search, link, base, avoid, start, offset) \
+                if len(search.rounds) < bisect_devices.run_limit(counts) else []
+            if not groups or not left:
+                return search, groups
+            lines = [line for outs in left.pop(0).foreground.values()
+                     for line in parse_lines(outs.get("ranks", ProbeOutput("")).stdout)]
+            results = bisect.merge(groups, lines, self.probe_timeout(ctx))
+            search.rounds.append(bisect_devices.judge_round(results, expect, link, fraction, efrac))
+
+    def searches(self, facts: Mapping[str, Facts], ctx: EvalContext, outcomes: Sequence[StepOutcome]
+                 ) -> tuple[bisect.Search, bisect.Search | None, list[bisect.Group]]:
+        """Both searches replayed: across hosts, then (once that is over) within the nodes (None before), and the
+        next round's groups of whichever is running."""
+        hosts, groups, taken = self.search(facts, ctx, outcomes)
+        if groups:
+            return hosts, None, groups
+        devices, groups = self.device_search(facts, ctx, outcomes[taken:], sum(len(r) for r in hosts.rounds),
+                                             len(hosts.rounds))
+        return hosts, devices, groups
 
     def followups(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome]) -> list[Step]:
         """pairs: each slow pair measured again alone (nothing else running) before it is blamed, once; bisect:
-        the next round of the search, until it is over."""
+        the next round of the search (across hosts, then within the nodes), until it is over."""
         if ctx.params.get("mode") == "bisect":
-            _, groups = self.search(facts, ctx, done)
+            _, _, groups = self.searches(facts, ctx, done)
             return [self._group_step(groups, {h.name: h for h in ctx.hosts}, ctx)] if groups else []
         rounds = self.rounds(facts, ctx)
         if len(done) != len(rounds):
@@ -192,22 +235,26 @@ class AllreduceCheck(ActiveCheck):
         return [self._step([r.pair], {h.name: h for h in ctx.hosts}, ctx) for r in again]
 
     def _group_step(self, groups: Sequence[bisect.Group], hosts: Mapping[str, Host], ctx: EvalContext) -> Step:
-        """One round: every group's ranks at once, one per host (rank i on group.hosts[i], rank 0 the store)."""
+        """One round: every group's ranks at once (rank i on group.hosts[i], rank 0 the store): across hosts one
+        rank per host on device 0; within a node (members ``host/device``) a host's ranks side by side."""
         timeout = self.probe_timeout(ctx)
         spec = json.dumps({**json.loads(self.spec(ctx)), "track_arrival": True}, separators=(",", ":"))
-        foreground: dict[str, list[Probe]] = {}
+        ranks: dict[str, list[str]] = defaultdict(list)
         for group in groups:
-            master = hosts[group.hosts[0]]
-            for rank, name in enumerate(group.hosts):
+            within = "/" in group.hosts[0]
+            places = [bisect_devices.split(m) if within else (m, 0) for m in group.hosts]
+            master = hosts[places[0][0]]
+            for rank, (name, device) in enumerate(places):
                 host = hosts[name]
-                peer = hosts[group.hosts[1 if rank == 0 else 0]]
+                peer = hosts[places[1 if rank == 0 else 0][0]]
                 variables = {"MASTER_ADDR": master.address, "MASTER_PORT": str(group.port), "RANK": str(rank),
-                             "WORLD_SIZE": str(len(group.hosts)), "LOCAL_RANK": "0", "PF_DEVICE": "0",
-                             "PF_PAIR": str(group.index), "PF_PEER_ADDR": peer.address}
+                             "WORLD_SIZE": str(len(group.hosts)), "LOCAL_RANK": str(device),
+                             "PF_DEVICE": str(device), "PF_PAIR": str(group.index), "PF_PEER_ADDR": peer.address}
                 if ctx.cluster.accelerator == "gpu":
                     variables["NCCL_ALGO"] = "Ring"
-                command = job_command(host, ctx.cluster, [host.python, "-c", WORKER, spec], variables)
-                foreground[name] = [Probe("ranks", command, timeout=timeout)]
+                ranks[name].append(job_command(host, ctx.cluster, [host.python, "-c", WORKER, spec], variables))
+        foreground = {h: [Probe("ranks", cmds[0] if len(cmds) == 1 else " & ".join(cmds) + " & wait",
+                                timeout=timeout)] for h, cmds in ranks.items()}
         return Step(background={}, foreground=foreground, timeout=timeout + 10)
 
     def first_results(self, facts: Mapping[str, Facts], ctx: EvalContext,
@@ -267,8 +314,11 @@ class AllreduceCheck(ActiveCheck):
         if not outcomes:
             return findings  # planned but not run (evaluate() without the active phase)
         if ctx.params.get("mode") == "bisect":
-            search, _ = self.search(facts, ctx, outcomes)
-            return findings + bisect_findings(search, sum(len(r) for r in search.rounds))
+            search, within, _ = self.searches(facts, ctx, outcomes)
+            findings += bisect_findings(search, sum(len(r) for r in search.rounds))
+            if within is not None and within.rounds:
+                findings += device_findings(within, sum(len(r) for r in within.rounds))
+            return findings
         results, again = self.first_results(facts, ctx, outcomes)
         later = outcomes[len(rounds):]
         lines = [line for o in later for outs in o.foreground.values()

@@ -54,7 +54,7 @@ def drive(ctx: EvalContext, slow: dict[str, float], blocked: set[str] = frozense
     for _ in range(64):
         if not CHECK.followups(facts, ctx, outcomes):
             break
-        _, groups = CHECK.search(facts, ctx, outcomes)
+        _, groups, _ = CHECK.search(facts, ctx, outcomes)
         text: dict[str, str] = {}
         for g in groups:
             busbw = None if set(g.hosts) & set(blocked) else min(slow.get(h, healthy) for h in g.hosts)

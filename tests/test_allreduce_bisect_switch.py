@@ -38,7 +38,7 @@ def drive(ctx: EvalContext, speed: Speed) -> tuple[list[Finding], list[list[tupl
     for _ in range(64):
         if not CHECK.followups(facts, ctx, outcomes):
             break
-        _, groups = CHECK.search(facts, ctx, outcomes)
+        _, groups, _ = CHECK.search(facts, ctx, outcomes)
         rounds.append([g.hosts for g in groups])
         text: dict[str, str] = {}
         for g in groups:

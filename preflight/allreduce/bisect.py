@@ -53,11 +53,13 @@ class Group:
     port: int
     suspect: str | None = None  # a confirming pair: the host under test (rank 1); rank 0 is its known-good partner
     uplink: str | None = None  # a confirming pair across switches: the path under test ("A <-> B")
+    reference: bool = False  # within a node: the same devices on a known-good host, run beside them to compare
 
     @property
     def searching(self) -> bool:
-        """A group of the search itself, not a confirming pair (of a suspect host or of an uplink)."""
-        return self.suspect is None and self.uplink is None
+        """A group of the search itself, not a confirming pair (of a suspect host or of an uplink) nor a
+        reference run (preflight.allreduce.bisect_devices)."""
+        return self.suspect is None and self.uplink is None and not self.reference
 
     @property
     def label(self) -> str:

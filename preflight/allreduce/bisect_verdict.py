@@ -52,7 +52,7 @@ def findings(search: Search, runs: int) -> list[Finding]:
                 f"{suspect} was in slow or hung groups ({trail}) but is normal with known-good {partner} "
                 f"({judged.why}): not named", observed=judged.why, expected="slow with a known-good partner",
                 peer=partner, remedy="none if it does not repeat (contention on the hosts or the network)",
-                **_figures(judged)))
+                **figures_of(judged)))
             continue
         named.append(suspect)
         how = "its rank never arrived" if suspect in judged.result.missing else judged.verdict
@@ -61,7 +61,7 @@ def findings(search: Search, runs: int) -> list[Finding]:
             f"{suspect} named by --bisect: {how} with known-good {partner} ({judged.why}); before: {trail}",
             observed=judged.why, expected="as fast as its known-good partner and its expected busbw", peer=partner,
             remedy=f"on {suspect}: ethtool <iface>; tc qdisc show; ip -s link; the firewall (all TCP ports "
-                   "between the hosts); then rerun with --bisect", **_figures(judged)))
+                   "between the hosts); then rerun with --bisect", **figures_of(judged)))
     for suspect in search.suspects:
         out.append(finding(
             "allreduce.busbw", suspect, Status.WARN,
@@ -115,7 +115,7 @@ def _uplink_findings(search: Search) -> list[Finding]:
                 "allreduce.busbw", None, Status.WARN, f"the path {name} was suspect ({trail}) but known-good "
                 f"{first} and {second} are normal across it ({judged.why}): not named", observed=judged.why,
                 expected="slow across the switches", peer=second,
-                remedy="none if it does not repeat (contention on the uplink or the hosts)", **_figures(judged)))
+                remedy="none if it does not repeat (contention on the uplink or the hosts)", **figures_of(judged)))
             continue
         out.append(finding(
             "allreduce.busbw", None, Status.FAIL,
@@ -124,7 +124,7 @@ def _uplink_findings(search: Search) -> list[Finding]:
             expected="as fast across the switches as within each", peer=second,
             remedy=f"check the uplink ports between {name.replace(' <-> ', ' and ')} (speed, errors, "
                    "oversubscription, ECMP) and the firewall between the switches' subnets; then rerun with "
-                   "--bisect", **_figures(judged)))
+                   "--bisect", **figures_of(judged)))
     return out
 
 
@@ -148,10 +148,10 @@ def _group_finding(judged: Judged, labels: Mapping[str, str] | None = None) -> F
     status = Status.WARN if judged.verdict in ("slow", "hung") else Status.PASS
     return finding("allreduce.bisect", None, status, f"round {g.round}: {what}: {judged.verdict}, {judged.why}: "
                    f"{then}", observed=judged.why, expected="its expected busbw, or the best group of its round",
-                   group=g.hosts, round=g.round, **_figures(judged))
+                   group=g.hosts, round=g.round, **figures_of(judged))
 
 
-def _figures(judged: Judged) -> dict[str, Any]:
+def figures_of(judged: Judged) -> dict[str, Any]:
     r = judged.result
     figures: dict[str, Any] = {}
     if r.busbw is not None:
