@@ -185,3 +185,12 @@ def test_within_node_groups_run_each_host_s_ranks_on_their_own_devices() -> None
         assert f"PF_DEVICE={d}" in probe.command and f"LOCAL_RANK={d}" in probe.command
     assert "MASTER_ADDR=10.0.0.2" in probe.command and probe.command.endswith("& wait")
     assert json.loads(CHECK.spec(ctx))["backend"] == "nccl" and facts
+
+
+def test_a_fault_between_the_halves_is_a_warning_not_a_name() -> None:
+    """Device 3's PCIe and cross-socket paths degraded, its NVLink to device 2 not: the whole node is slow, both
+    halves (NVLink pairs) fine."""
+    findings, _ = drive(context(2), {"n2": {"0-3": 0.25, "1-3": 0.25}})
+    assert named(findings) == set()
+    between = [f for f in findings if "the fault lies on a link between them" in f.message]
+    assert len(between) == 1 and between[0].host == "n2" and between[0].status == Status.WARN

@@ -6,6 +6,10 @@ Every node's simulated nvidia-smi prints the same mixed topology (``topo -m``): 
 pair ~3x faster than a PIX pair and 5x faster than a SYS pair, so one reference for every intra pair would fail
 the PCIe and cross-socket ones; each pair must be judged within its class. No InfiniBand HCAs: the inter pairs
 run over the namespace veth, with no hardware floor.
+
+``--bisect`` searches within the nodes too (preflight.allreduce.bisect_devices): each host's 4 GPUs in one group
+(the simulator runs it at its best ring's slowest link, PIX here), a slow host's halves beside the same halves of
+the other host, then pairs with a known-good GPU of the same host.
 """
 
 from __future__ import annotations
@@ -54,14 +58,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsCluster]:
                 gpu_sim.uninstall(built, node)
 
 
-def run(cluster: NetnsCluster, tmp_path: Path) -> list[dict[str, Any]]:
+def run(cluster: NetnsCluster, tmp_path: Path, *options: str) -> list[dict[str, Any]]:
     hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml", cluster={"accelerator": "gpu", "devices_per_host": 4},
                                      extra_defaults={"env": {"PYTHONPATH": str(CUDA_SIM)}})
     doc = yaml.safe_load(hosts.read_text())
     doc["checks"] = {"allreduce": PARAMS}
     hosts.write_text(yaml.safe_dump(doc, sort_keys=False))
     proc = subprocess.run([sys.executable, "-m", "preflight", "run", "--hosts", str(hosts), "--json",
-                           "--checks", "allreduce", "--report-dir", str(tmp_path / "r")],
+                           "--checks", "allreduce", "--report-dir", str(tmp_path / "r"), *options],
                           capture_output=True, text=True, timeout=400, check=False)
     assert proc.returncode in (0, 1, 4), proc.stderr
     return [f for f in json.loads(proc.stdout)["findings"] if f["check"].startswith("allreduce.")]
@@ -125,3 +129,23 @@ def test_one_degraded_nvlink_pair_is_named(cluster: NetnsCluster, tmp_path: Path
             f["message"]
     assert not [f for f in findings if f["status"] == "error"]
     assert not_ok([f for f in findings if f not in fails]) == [], "no other intra pair, host or device is blamed"
+
+
+def test_bisect_within_a_node_names_the_degraded_gpu_and_nobody_when_healthy(cluster: NetnsCluster,
+                                                                              tmp_path: Path) -> None:
+    findings = run(cluster, tmp_path / "healthy", "--bisect")
+    within = [f for f in findings if f["check"] == "allreduce.bisect" and "(within " in f["message"]]
+    assert sorted(tuple(f["group"]) for f in within) == [tuple(f"node{k}/{d}" for d in range(4)) for k in (1, 2)]
+    assert [f["message"] for f in findings if f["status"] != "pass"] == [], "a healthy mixed mesh: nobody named"
+    gpu3 = {f"{min(d, 3)}-{max(d, 3)}": 0.25 for d in range(3)}  # every link of GPU 3 at a quarter of its rate
+    gpu_sim.write_state(cluster, "node2", state(2, degraded=gpu3))
+    try:
+        findings = run(cluster, tmp_path / "degraded", "--bisect")
+    finally:
+        gpu_sim.write_state(cluster, "node2", state(2))
+    fails = [f for f in findings if f["status"] == "fail"]
+    assert [(f["check"], f["host"], f.get("device")) for f in fails] == [("allreduce.busbw", "node2", 3)], \
+        [f["message"] for f in findings if f["status"] != "pass"]
+    assert "node2 device 3 named by --bisect within the node" in fails[0]["message"]
+    rounds = {f["round"] for f in findings if f["check"] == "allreduce.bisect" and "(within " in f["message"]}
+    assert len(rounds) == 3, "the whole nodes; node2's halves beside node1's; the pairs with known-good GPUs"

@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from preflight.allreduce.bisect import Judged, Search
+from preflight.allreduce.bisect import MIN_SPLIT, Judged, Search, halves
 from preflight.allreduce.bisect_devices import describe, host_of, split
 from preflight.allreduce.bisect_verdict import figures_of
 from preflight.findings import finding
@@ -67,6 +67,7 @@ def findings(search: Search, runs: int) -> list[Finding]:
     out += [_unconfirmed(search, s, "no known-good device of its host was left to pair it with")
             for s in search.suspects]
     out += _links(search, cleared)
+    out += _between(search)
     first = search.rounds[0] if search.rounds else []
     if search.shared:
         figures = ", ".join(f"{describe(j.result.group.hosts)} {j.why}" for j in first)
@@ -108,6 +109,29 @@ def _links(search: Search, cleared: set[str]) -> list[Finding]:
             observed=judged.why, expected="as fast as the same pair on other hosts", device=a, peer=host,
             peer_device=b, remedy=f"preflight run --checks allreduce (every device pair of {host}, judged in its "
                                   "link class); " + REMEDY.format(host=host), **figures_of(judged)))
+    return out
+
+
+def _between(search: Search) -> list[Finding]:
+    """A slow or hung searching group whose halves were both fine: the fault lies on a link between its halves,
+    which no half runs (a warn: nobody named; the pair test runs every pair of the host)."""
+    ran = {j.result.group.hosts: j for r in search.rounds for j in r if j.result.group.searching}
+    out = []
+    for judged in ran.values():
+        g = judged.result.group
+        if judged.verdict not in ("slow", "hung") or len(g.hosts) < MIN_SPLIT:
+            continue
+        parts = [ran.get(h) for h in halves(g.hosts)]
+        if not all(p is not None and p.verdict == "ok" for p in parts):
+            continue
+        host = host_of(g.hosts)
+        out.append(finding(
+            "allreduce.busbw", host, Status.WARN,
+            f"{describe(g.hosts)} was {judged.verdict} (round {g.round}: {judged.why}) but both its halves "
+            f"({', '.join(describe(h) for h in halves(g.hosts))}) were fine: the fault lies on a link between them, "
+            "which no half runs: not named", observed=judged.why, expected="as fast as its halves allow",
+            remedy=f"preflight run --checks allreduce (every device pair of {host}, judged in its link class); "
+                   + REMEDY.format(host=host), **figures_of(judged)))
     return out
 
 

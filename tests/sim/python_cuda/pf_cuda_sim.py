@@ -31,10 +31,14 @@ narrowed by ``CUDA_VISIBLE_DEVICES`` as the CUDA runtime does:
   loaded 2-core box stays faster than every class, keeping their order: NVLink > PCIe switch > host bridge >
   across sockets), or the state's ``sim_gbps``. ``sim_degraded`` {"i-j": factor} runs one link at that
   fraction of its class's rate (an NVLink with failed lanes). Pairs across hosts run at the network's own speed.
+- a group of three or more GPUs of one host (``--bisect`` within a node) runs as NCCL's ring does: over the ring
+  of its GPUs whose slowest link is the fastest (NCCL searches its rings so; ``best_ring``), at that link's rate
+  as its busbw (an all_reduce of ``bytes`` over k ranks takes ``2 (k-1)/k x bytes / rate``).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -93,6 +97,21 @@ def link_gbps(state: dict[str, Any], i: int, j: int) -> float:
     nvlink = re.fullmatch(r"NV(\d+)", cls)
     rate = rates["NV"] * min(int(nvlink.group(1)), NV_CAP) if nvlink else float(rates.get(cls, rates["SYS"]))
     return rate * float((state.get("sim_degraded") or {}).get(f"{min(i, j)}-{max(i, j)}", 1.0))
+
+
+def best_ring(state: dict[str, Any], gpus: list[int]) -> float:
+    """The busbw of a ring all_reduce over ``gpus`` of one host: the best ring's slowest link (every order tried:
+    at most 8 GPUs, 5040 rings).
+
+    >>> links = {"0-1": "NV2", "2-3": "NV2", "0-2": "PIX", "1-3": "PIX", "0-3": "SYS", "1-2": "SYS"}
+    >>> best_ring({"links": links}, [0, 1, 2, 3]), best_ring({"links": links}, [0, 3])
+    (0.012, 0.008)
+    """
+    if len(gpus) == 2:
+        return link_gbps(state, *gpus)
+    first, *rest = gpus
+    return max(min(link_gbps(state, a, b) for a, b in zip((first, *order), (*order, first), strict=True))
+               for order in itertools.permutations(rest))
 
 
 CudaTensor = device_tensor_type("cuda")  # a ``cuda:k`` tensor: a CPU tensor underneath (``cpu_data``)
@@ -165,8 +184,9 @@ class ProcessGroupNCCL(dist.ProcessGroup):  # type: ignore[misc]
                     "NCCL_DEBUG=WARN for details), NCCL version 2.28.9\n"
                     "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\n"
                     f"Duplicate GPU detected : rank {rank} and rank {other} both on CUDA device {me['bus']}")
-        same_host = size == 2 and ranks[0]["host"] == ranks[1]["host"]
-        self._gbps = link_gbps(state, ranks[0]["gpu"], ranks[1]["gpu"]) if same_host else 0.0
+        same_host = size >= 2 and all(r["host"] == ranks[0]["host"] for r in ranks)
+        self._gbps = best_ring(state, [r["gpu"] for r in ranks]) if same_host else 0.0
+        self._share = 2 * (size - 1) / size  # a ring all_reduce moves 2 (k-1)/k of the bytes over each link
         self._gloo = dist.ProcessGroupGloo(store, rank, size, options._timeout)
 
     def getBackendName(self) -> str:  # noqa: N802 (torch's name)
@@ -185,7 +205,7 @@ class ProcessGroupNCCL(dist.ProcessGroup):  # type: ignore[misc]
         if self._gbps > 0:
             work.wait()
             nbytes = sum(t.numel() * t.element_size() for t in tensors)
-            time.sleep(max(0.0, nbytes / (self._gbps * 1e9) - (time.perf_counter() - start)))
+            time.sleep(max(0.0, self._share * nbytes / (self._gbps * 1e9) - (time.perf_counter() - start)))
         return work
 
     def barrier(self, opts: Any = None) -> Any:
