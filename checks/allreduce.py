@@ -24,6 +24,10 @@ slow pair not measured again is blamed only when it shares a host confirmed slow
 ``mode: bisect`` (``--bisect`` on ``run`` and ``bench allreduce``) runs one all_reduce over every host instead,
 and splits a group below expected (or hung) into halves run together, recursively, confirming each suspect in a
 pair with a known-good partner before naming it (preflight.allreduce.bisect): O(log n) runs for one bad host.
+With ``devices_per_host`` > 1 it then searches within the nodes: one group per host over all its devices (every
+host at once), a slow or hung one split into halves of its devices, each judged against the same devices on a
+known-good host, a device named once slow with a known-good device of its host
+(preflight.allreduce.bisect_devices).
 
 Not run by default (``by_default = False``): it moves real traffic and costs seconds per round;
 ask for it with ``preflight run --checks allreduce``.

@@ -232,8 +232,10 @@ def pairs_table(report: Report) -> Table:
 
 def rounds_table(report: Report) -> Table:
     """--bisect's search: every group run, round by round: its hosts (and their switches when hosts.yaml names
-    them), busbw, expected, verdict."""
+    them), or within a node its host and devices (``node2 devices 0-3``), busbw, expected, verdict."""
     import re
+
+    from preflight.allreduce.bisect_devices import describe
 
     from rich.table import Table
     from rich.text import Text
@@ -245,7 +247,9 @@ def rounds_table(report: Report) -> Table:
     for f in sorted(rows, key=lambda f: (f.round or 0, f.group or ())):
         verdict = f.message.split(": ", 3)[-1]
         where = re.search(r"\((?:\d+ hosts|confirming [^,)]+), (switch(?:es)? [^)]+)\)", f.message)
-        hosts = summary.fold(list(f.group or ())) + (f" ({where[1]})" if where else "")
+        members = list(f.group or ())
+        within = bool(members) and "/" in members[0]  # a within-node group: host/device (bisect_devices)
+        hosts = describe(members) if within else summary.fold(members) + (f" ({where[1]})" if where else "")
         table.add_row(str(f.round), hosts, _opt(f.busbw_gbps),
                       _opt(f.expected_gbps), Text(verdict, style=summary.STYLE[f.status]))
     return table
