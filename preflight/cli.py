@@ -235,10 +235,10 @@ def rounds_table(report: Report) -> Table:
     them), or within a node its host and devices (``node2 devices 0-3``), busbw, expected, verdict."""
     import re
 
-    from preflight.allreduce.bisect_devices import describe
-
     from rich.table import Table
     from rich.text import Text
+
+    from preflight.allreduce.bisect_devices import describe
 
     table = Table(title="all_reduce bisection", title_justify="left", show_edge=False, pad_edge=False)
     for name in ("round", "hosts", "busbw GB/s", "expected GB/s", "verdict"):
@@ -249,7 +249,9 @@ def rounds_table(report: Report) -> Table:
         where = re.search(r"\((?:\d+ hosts|confirming [^,)]+), (switch(?:es)? [^)]+)\)", f.message)
         members = list(f.group or ())
         within = bool(members) and "/" in members[0]  # a within-node group: host/device (bisect_devices)
-        hosts = describe(members) if within else summary.fold(members) + (f" ({where[1]})" if where else "")
+        role = re.search(r"\((reference|confirming device \d+)", f.message) if within else None
+        hosts = describe(members) + (f" ({role[1]})" if role else "") if within else \
+            summary.fold(members) + (f" ({where[1]})" if where else "")
         table.add_row(str(f.round), hosts, _opt(f.busbw_gbps),
                       _opt(f.expected_gbps), Text(verdict, style=summary.STYLE[f.status]))
     return table

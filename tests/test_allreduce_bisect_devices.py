@@ -194,3 +194,19 @@ def test_a_fault_between_the_halves_is_a_warning_not_a_name() -> None:
     assert named(findings) == set()
     between = [f for f in findings if "the fault lies on a link between them" in f.message]
     assert len(between) == 1 and between[0].host == "n2" and between[0].status == Status.WARN
+
+
+def test_the_terminal_table_shows_the_within_node_rounds_by_host_and_devices() -> None:
+    from rich.console import Console
+
+    from preflight.cli import rounds_table
+    from preflight.model import Report
+
+    findings, _ = drive(context(2), {"n2": {"0-3": 0.25, "1-3": 0.25, "2-3": 0.25}})
+    console = Console(width=200, record=True)
+    console.print(rounds_table(Report([], findings, ["allreduce"], "2026-11-27T00:00:00Z", 1.0)))
+    text = console.export_text()
+    for row in ("n2 devices 0-3", "n1 devices 0-3", "n2 devices 2,3 ", "n1 devices 2,3 (reference)",
+                "n2 devices 1,3 (confirming device 3)"):
+        assert row in text, text
+    assert any("n1 devices 0,1 (reference)" in line and "│ ok, 0.04 GB/s" in line for line in text.splitlines()), text

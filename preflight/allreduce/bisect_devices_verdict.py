@@ -141,7 +141,7 @@ def _group_finding(judged: Judged) -> Finding:
     if g.suspect is not None:
         what = f"pair {describe(g.hosts)} (confirming device {split(g.suspect)[1]})"
     elif g.reference:
-        what = f"group {describe(g.hosts)} (reference: the same devices on a known-good host)"
+        what = f"group {describe(g.hosts)} (reference, the same devices on a known-good host)"
     else:
         what = f"group {describe(g.hosts)} ({len(g.hosts)} devices)"
     then = {"ok": "fine", "unjudged": "not judged", "slow": "split", "hung": "split"}[judged.verdict]
