@@ -24,9 +24,9 @@ slow pair not measured again is blamed only when it shares a host confirmed slow
 ``mode: bisect`` (``--bisect`` on ``run`` and ``bench allreduce``) runs one all_reduce over every host instead,
 and splits a group below expected (or hung) into halves run together, recursively, confirming each suspect in a
 pair with a known-good partner before naming it (preflight.allreduce.bisect): O(log n) runs for one bad host.
-With ``devices_per_host`` > 1 it then searches within the nodes: one group per host over all its devices (every
-host at once), a slow or hung one split into halves of its devices, each judged against the same devices on a
-known-good host, a device named once slow with a known-good device of its host
+With ``devices_per_host`` > 1 on gpu and npu it then searches within the nodes: one group per host over all its
+devices (every host at once), a slow or hung one split into halves of its devices, each judged against the same
+devices on a known-good host, a device named once slow with a known-good device of its host
 (preflight.allreduce.bisect_devices).
 
 Not run by default (``by_default = False``): it moves real traffic and costs seconds per round;
@@ -190,7 +190,8 @@ class AllreduceCheck(ActiveCheck):
         """The search within the nodes (preflight.allreduce.bisect_devices), after the one across hosts: replayed
         from its outcomes, and the next round's groups. ``start``/``offset``: the group runs and rounds before."""
         devices = max(1, int(ctx.cluster.devices_per_host or 1))
-        counts = {h: devices for h in self.usable(facts, ctx)} if devices > 1 else {}
+        accelerated = ctx.cluster.accelerator in ("gpu", "npu")  # cpu "devices" are slots of one CPU: no links
+        counts = {h: devices for h in self.usable(facts, ctx)} if devices > 1 and accelerated else {}
         topologies = {h: host_topology(h, ctx.other_facts) for h in counts}
         rates = self.rates(facts, ctx)
         fraction, efrac = float(ctx.params["fraction"]), float(ctx.params.get("expected_fraction", 0.4))

@@ -15,6 +15,7 @@ from test_allreduce_bisect import lines
 
 from preflight.allreduce.bisect import Group, GroupResult, Judged, Search
 from preflight.allreduce.bisect_devices import judge_round, next_groups, split
+from preflight.allreduce.expected import Expected
 from preflight.batch import ProbeOutput
 from preflight.checks.base import EvalContext, Facts, StepOutcome
 from preflight.inventory import ClusterSpec, Host
@@ -210,3 +211,27 @@ def test_the_terminal_table_shows_the_within_node_rounds_by_host_and_devices() -
                 "n2 devices 1,3 (confirming device 3)"):
         assert row in text, text
     assert any("n1 devices 0,1 (reference)" in line and "│ ok, 0.04 GB/s" in line for line in text.splitlines()), text
+
+
+def test_two_devices_per_host_leave_a_slow_pair_unconfirmed_not_named() -> None:
+    findings, _ = drive(context(3, devices=2, links={"0-1": "NV2"}), {"n2": {"0-1": 0.1}}, links={"0-1": "NV2"})
+    assert named(findings) == set()
+    assert sorted((f.host, f.device) for f in findings if "no known-good device of its host" in f.message) == \
+        [("n2", 0), ("n2", 1)]
+
+
+def test_a_group_below_its_expected_busbw_is_slow_though_no_host_compares() -> None:
+    exp = Expected(0.02, "0.6 x NV2")
+    r = GroupResult(Group(0, 2, ("a/0", "a/1"), 1), busbw=0.005, size=64 << 20)
+    ok = GroupResult(Group(1, 2, ("a/2", "a/3"), 1), busbw=0.019, size=64 << 20)
+    judged = judge_round([r, ok], lambda h, d, s: exp, lambda h, i, j: "NV2" if i // 2 == j // 2 else "SYS", 0.8, 0.4)
+    assert [j.verdict for j in judged] == ["slow", "ok"]
+    assert judged[0].why == "0.005 GB/s below 0.4 x expected 0.02 GB/s (0.6 x NV2)"
+    assert judged[1].why == "0.019 GB/s, 0.95 of expected 0.02 GB/s"
+
+
+def test_cpu_slots_are_not_searched_within_a_node() -> None:
+    ctx = context(2)
+    cpu = EvalContext(ClusterSpec(accelerator="cpu", master="n1", devices_per_host=4), ctx.hosts, ctx.params)
+    _, rounds = drive(cpu)
+    assert all("/" not in g.hosts[0] for r in rounds for g in r)
