@@ -67,7 +67,8 @@ ReportDirOption = Annotated[Path | None, typer.Option(help="where report.json go
                                                         "(default reports/<UTC time>/)")]
 BisectOption = Annotated[bool, typer.Option("--bisect", help="allreduce: one all_reduce over all hosts, groups below "
                                             "expected split in halves, suspects confirmed in pairs: the bad host "
-                                            "in O(log n) runs (docs/thresholds.md)")]
+                                            "in O(log n) runs; with several devices per host, then each "
+                                            "host's devices the same way: the bad device (docs/thresholds.md)")]
 BISECT = {"allreduce": {"mode": "bisect"}}
 
 def _fail_usage(message: str) -> typer.Exit:
