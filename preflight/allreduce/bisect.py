@@ -233,6 +233,36 @@ def judge_round(results: Sequence[GroupResult], expect: Callable[[Sequence[str]]
     return judged
 
 
+def halved(flagged: Sequence[Judged], search: Search, splits: Callable[[Judged], bool],
+           halve: Callable[[tuple[str, ...]], tuple[tuple[str, ...], tuple[str, ...]]], index: int, number: int,
+           ports: Iterator[int]) -> list[Group]:
+    """The next round's halves of the flagged groups ``splits`` says to split (numbered from ``index``); every member
+    of a group not split, and a half of one member, joins ``search.suspects`` (each once).
+
+    >>> s = Search()
+    >>> r = [Judged(GroupResult(Group(0, 0, ("a", "b", "c", "d"), 1)), "slow", ""),
+    ...      Judged(GroupResult(Group(1, 0, ("e", "f"), 2)), "slow", "")]
+    >>> [g.hosts for g in halved(r, s, lambda j: len(j.result.group.hosts) >= 4, halves, 2, 1, iter([3, 4]))]
+    [('a', 'b'), ('c', 'd')]
+    >>> s.suspects
+    ['e', 'f']
+    """
+    parts: list[tuple[str, ...]] = []
+    for judged in flagged:
+        members = judged.result.group.hosts
+        if splits(judged):
+            parts += [h for h in halve(members) if h]
+        else:
+            search.suspects += [m for m in members if m not in search.suspects]
+    groups: list[Group] = []
+    for part in parts:
+        if len(part) >= 2:
+            groups.append(Group(index + len(groups), number, part, next(ports)))
+        else:
+            search.suspects += [m for m in part if m not in search.suspects]
+    return groups
+
+
 def next_groups(hosts: Sequence[str], search: Search, base_port: int, avoid: Sequence[int] = ()) -> list[Group]:
     """The groups of the next round (none: the search is over), from the rounds judged so far.
 
@@ -262,21 +292,13 @@ def next_groups(hosts: Sequence[str], search: Search, base_port: int, avoid: Seq
     if len(searched) >= SHARED_AT and len(flagged) == len(searched) and all(j.verdict == "slow" for j in flagged):
         search.shared = True
         return []
-    parts: list[tuple[str, ...]] = []
-    for judged in flagged:
+    def splits(judged: Judged) -> bool:
         members = judged.result.group.hosts
         spans = len(domains.spanned(members, search.labels)) > 1
-        if len(members) >= MIN_SPLIT or (judged.verdict == "unjudged" and len(members) >= 2) or spans:
-            parts += [h for h in halves(members, search.labels) if h]
-        else:
-            search.suspects += [h for h in members if h not in search.suspects]
-    groups = []
-    for part in parts:
-        if len(part) >= 2:
-            groups.append(Group(index, number, part, next(ports)))
-            index += 1
-        else:
-            search.suspects += [h for h in part if h not in search.suspects]
+        return len(members) >= MIN_SPLIT or (judged.verdict == "unjudged" and len(members) >= 2) or spans
+
+    groups = halved(flagged, search, splits, lambda members: halves(members, search.labels), index, number, ports)
+    index += len(groups)
     busy = {h for g in groups for h in g.hosts}
     partners = [h for h in search.good if h not in busy]
     waiting = []

@@ -34,7 +34,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from preflight.allreduce.bisect import MIN_SPLIT, SHARED_AT, Group, GroupResult, Judged, Search, halves, verdict
+from preflight.allreduce.bisect import (
+    MIN_SPLIT,
+    SHARED_AT,
+    Group,
+    GroupResult,
+    Judged,
+    Search,
+    halved,
+    halves,
+    verdict,
+)
 from preflight.allreduce.expected import Expected, ratio_text
 from preflight.allreduce.schedule import free_ports
 
@@ -122,20 +132,8 @@ def next_groups(counts: Mapping[str, int], search: Search, link: Link, base_port
     if len(searched) >= SHARED_AT and len(flagged) == len(searched) and all(j.verdict == "slow" for j in flagged):
         search.shared = True
         return []
-    parts: list[tuple[str, ...]] = []
-    for judged in flagged:
-        members = judged.result.group.hosts
-        if len(members) >= MIN_SPLIT:
-            parts += [h for h in halves(members) if h]
-        else:
-            search.suspects += [m for m in members if m not in search.suspects]
-    groups: list[Group] = []
-    for part in parts:
-        if len(part) >= 2:
-            groups.append(Group(index, number, part, next(ports)))
-            index += 1
-        else:
-            search.suspects += [m for m in part if m not in search.suspects]
+    groups = halved(flagged, search, lambda j: len(j.result.group.hosts) >= MIN_SPLIT, halves, index, number, ports)
+    index += len(groups)
     busy = {m for g in groups for m in g.hosts}
     partners = [m for m in search.good if m not in busy]
     waiting = []
