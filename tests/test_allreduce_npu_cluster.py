@@ -55,7 +55,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetnsCluster]:
                 ascend_sim.uninstall_toolkit(built, node)
 
 
-def run(cluster: NetnsCluster, tmp_path: Path, nodes: int = 3, devices: int = 4,
+def run(cluster: NetnsCluster, tmp_path: Path, nodes: int = 3, devices: int = 4, flags: tuple[str, ...] = (),
         **params: Any) -> list[dict[str, Any]]:
     hosts = cluster.write_hosts_yaml(tmp_path / "hosts.yaml", nodes=cluster.nodes[:nodes],
                                      cluster={"accelerator": "npu", "devices_per_host": devices},
@@ -64,7 +64,7 @@ def run(cluster: NetnsCluster, tmp_path: Path, nodes: int = 3, devices: int = 4,
     doc["checks"] = {"allreduce": {**PARAMS, **params}}
     hosts.write_text(yaml.safe_dump(doc, sort_keys=False))
     proc = subprocess.run([sys.executable, "-m", "preflight", "run", "--hosts", str(hosts), "--json",
-                           "--checks", "allreduce", "--report-dir", str(tmp_path / "r")],
+                           "--checks", "allreduce", "--report-dir", str(tmp_path / "r"), *flags],
                           capture_output=True, text=True, timeout=400, check=False)
     assert proc.returncode in (0, 1, 4), proc.stderr
     return [f for f in json.loads(proc.stdout)["findings"] if f["check"].startswith("allreduce.")]
@@ -113,6 +113,18 @@ def test_a_shaped_slow_node_is_named_and_no_healthy_pair_fails(cluster: NetnsClu
     assert not [f for f in findings if f["status"] == "error"]
     healthy = [f for f in pairs(findings) if "node2" not in (f["host"], f["peer"])]
     assert healthy and all(f["status"] != "fail" for f in healthy)
+
+
+def test_bisect_within_npu_nodes_runs_each_host_group_through_hccl_and_names_nobody(cluster: NetnsCluster,
+                                                                                     tmp_path: Path) -> None:
+    """--bisect on a healthy NPU cluster: after the search across hosts, every host's 4 NPUs run one HCCL group (4
+    ranks on one host, each on its own device), all hosts at once, and nobody is named under this box's load."""
+    findings = run(cluster, tmp_path, flags=("--bisect",))
+    within = [f for f in findings if f["check"] == "allreduce.bisect" and "(within " in f["message"]]
+    assert sorted(tuple(f["group"]) for f in within) == [tuple(f"node{k}/{d}" for d in range(4)) for k in (1, 2, 3)]
+    assert all(f.get("busbw_gbps") for f in within), [f["message"] for f in within]
+    assert not_ok(findings) == []
+    assert not [f for f in findings if f["status"] in ("fail", "error")]
 
 
 def test_910a_plans_no_cross_group_pair_and_measures_every_allowed_one(cluster: NetnsCluster,
