@@ -24,7 +24,8 @@ FOLDED = 57  # of the 89: moved into corpus.json in round 7 (explained right the
 # devices); 'Op Equal does not has any binary' read as the kernels package (the label says driver); 'No route to
 # host' read as a firewall (an unreachable master address); a c10d connect timeout to the rendezvous endpoint read
 # as the master (the rendezvous host not recognised); 'Torch not compiled with CUDA enabled' on Ascend (code that
-# hard-codes torch.cuda); pynccl's 'invalid usage' read as the launch (a bundled NCCL that does not fit the driver).
+# hard-codes torch.cuda); pynccl's 'invalid usage' read as the launch (a bundled NCCL that does not fit the driver);
+# an Hccl* call's 'ret: 0x9' decoded as HCCL_E_TIMEOUT since round 8 (the fix was the NPUs' network link).
 KNOWN_WRONG = {
     "https://github.com/Ascend/MindSpeed-MM/blob/57069cd55a8ab16d5affe379a2e2c5f0a4d962b9/docs/zh/troubleshooting.md"
     "#nnal-包安装后-libatbso-找不到": "version-mismatch",
@@ -38,6 +39,7 @@ KNOWN_WRONG = {
     "https://github.com/modelscope/ms-swift/issues/3594": "version-mismatch",
     "https://github.com/pytorch/pytorch/issues/79388": "master-unreachable",
     "https://github.com/vllm-project/vllm/issues/7201": "launch-args",
+    "https://github.com/vllm-project/vllm-ascend/pull/16847": "hccl-timeout",
 }
 
 

@@ -66,6 +66,8 @@ WORDING_SOURCES: dict[str, str] = {
     # Python's AttributeError for a module attribute, on torch_npu or one of its submodules (torchair...)
     "torch_npu.missing_attribute": "https://github.com/Ascend/pytorch/issues/23",
 }
+_MINDSPORE_FAQ = ("https://github.com/mindspore-ai/docs/blob/010322b13f6e39c9e1b4b1f806e8d7eb847f9001/"
+                 "docs/mindspore/source_zh_cn/faq/distributed_configure.md")
 _MINDSPORE_DOC = ("https://github.com/mindspore-ai/docs/blob/c846dddffa32fc04ccf7281e2b42dce111979d30/"
                   "tutorials/source_zh_cn/debug/error_analysis/cann_error_cases.md")
 
@@ -250,6 +252,24 @@ ASCEND: tuple[Signature, ...] = (
         "Install the torch_npu release the calling package names for this torch and CANN (its install guide's "
         "version table); torch and torch_npu must be of the same minor version.",
         ("versions.torch_npu_compat", "versions.cann"), "https://github.com/Ascend/pytorch/issues/23", weight=78),
+    # --- round 8: MindSpore's distributed-configuration FAQ, the questions the spent frozen3 set drew ------------
+    Signature(
+        "mindspore.hccl_comm_init_error_2", "oom",
+        (r"HcclCommInitRootInfo failed\.? *\| *Error Number 2\b",),
+        "MindSpore's HCCL communicator creation failed with HcclResult 2: launched by OpenMPI, HCCL needs about 300 MB "
+        "of device memory per communicator on each card, and a card in many communicators (many sub-groups) runs "
+        "short because MindSpore's memory pool took the rest.",
+        "Leave HCCL room: lower MindSpore's device memory pool (context `variable_memory_max_size` / "
+        "`max_device_memory`, or `set_memory(max_size=...)`) or use fewer communication groups.",
+        ("npu.processes",), _MINDSPORE_FAQ + "#case-11", weight=80),
+    Signature(
+        "mindspore.init_plugin_ranktable", "launch-args",
+        (r"Init plugin so failed, ret = 1343225860\b",),
+        "MindSpore could not initialise HCCL's plugin with the rank table it was given (RANK_TABLE_FILE): the rank "
+        "table's content is wrong for this cluster.",
+        "Regenerate the rank table for the devices of this run (hccl_tools.py, or the node's real device IPs from "
+        "`hccn_tool -i N -ip -g`) and point RANK_TABLE_FILE at it on every node.",
+        ("hccn.rank_table",), _MINDSPORE_FAQ + "#case-1", weight=76),
     # --- round 7 (the spent frozen5 set, folded) -------------------------------------------------------------
     Signature(
         "mindspore.unique_id_fetch", "store-timeout",

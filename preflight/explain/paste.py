@@ -1,8 +1,9 @@
 """A log as users paste it: terminal colours, HTML-escaped quotes, long lines wrapped by a terminal or a forum.
 
 ``normalize`` drops what no log line means (ANSI colour and cursor sequences; HTML entities, which a forum or a bug
-tracker's export writes for ``"``, ``'``, ``<``, ``>`` and ``&``) and opens a log kept inside a JSON string
-(torchrun's error file, a Kubernetes event, a job status: one line, its newlines escaped). ``joins`` gives the views
+tracker's export writes for ``"``, ``'``, ``<``, ``>`` and ``&``), reads a line pasted percent-encoded (copied out
+of a URL, a search link or a web form: ``undefined%20symbol%3A%20ncclCommRegister``) and opens a log kept inside a
+JSON string (torchrun's error file, a Kubernetes event, a job status: one line, its newlines escaped). ``joins`` gives the views
 of a wrapped line: a long line with the one or two lines after it, joined as a terminal cuts (at a column, mid-word:
 joined with nothing) and as an editor wraps (at a space: joined with one); ``matcher`` tries a signature on them
 only where a match crosses the cut, so nothing a single line says is counted twice. ``unwrap`` is the last resort of
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import html
 import re
+from urllib.parse import unquote
 from collections.abc import Iterator, Sequence
 
 WRAP_MIN = 60  # a line this long may have been wrapped: terminals are 80 columns or more, forums wider
@@ -29,6 +31,9 @@ _ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|
 _JSON_ESCAPE = re.compile(r"\\(?:[nt\"\\/]|u[0-9a-fA-F]{4})")
 _ESCAPES = {"\\n": "\n", "\\t": "\t", '\\"': '"', "\\\\": "\\", "\\/": "/"}
 _ENTITY = re.compile(r"&(?:quot|apos|lt|gt|amp|nbsp|#\d{2,5}|#x[0-9a-fA-F]{2,4});")
+# a percent-encoded space, colon, slash, quote, comma or bracket: a line carrying two of them was URL-encoded
+# (a log line never prints them so; a printf width such as "%20s" is not followed by those pairs twice)
+_PERCENT = re.compile(r"%(?:20|3[aAdD]|2[cCfF2789])")
 
 
 def normalize(text: str) -> str:
@@ -38,9 +43,22 @@ def normalize(text: str) -> str:
         text = _ANSI.sub("", text)
     if "&" in text and _ENTITY.search(text):
         text = html.unescape(text)
+    if "%" in text and _PERCENT.search(text):
+        text = "\n".join(_decoded(line) for line in text.split("\n"))
     if "\\n" in text:
         text = "\n".join(_unescape(line) if line.count("\\n") >= 2 else line for line in text.split("\n"))
     return text
+
+
+def _decoded(line: str) -> str:
+    """The line percent-decoded when it carries two or more encoded separators; else as it is.
+
+    >>> _decoded("libtorch_cuda.so:%20undefined%20symbol:%20ncclCommRegister")
+    'libtorch_cuda.so: undefined symbol: ncclCommRegister'
+    >>> _decoded("progress 100%20 done"), _decoded("width %20s %-20s")
+    ('progress 100%20 done', 'width %20s %-20s')
+    """
+    return unquote(line) if len(_PERCENT.findall(line)) >= 2 else line
 
 
 def _unescape(line: str) -> str:

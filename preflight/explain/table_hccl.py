@@ -108,9 +108,11 @@ _TORCH_NPU = re.compile(r"hccl\s*function\s*error\b.*?error\s*code\s*(?:is|[:=])
 _ERRNO = re.compile(r"errNo\s*\[\s*0x0*5(?:00|01)([0-9a-f]{4})\s*\]", re.IGNORECASE)
 _TRACE = re.compile(r"call\s*trace\s*:\s*(?:hccl)?\s*ret\s*->\s*(\d+)", re.IGNORECASE)
 _NAME = re.compile(r"\bHCCL_E_[A-Z_]+\b", re.IGNORECASE)
-# HCCL's own HCCL_ERROR lines: "... failed, ret[7]", "return[9]", "ret=11", "ret = 4" (hicann/hccl); a six-digit
+# HCCL's own HCCL_ERROR lines: "... failed, ret[7]", "return[9]", "ret=11", "ret = 4" (hicann/hccl), and what its
+# callers print on a line naming an Hccl* call: "ret: 0x9" (hexadecimal), MindSpore's "| Error Number 2"; a six-digit
 # number there is an aclError (table_acl), so only HcclResult's own range is read
-_RET = re.compile(r"\b(?:ret|return)\s*(?:\[\s*(\d{1,4})\s*\]|=\s*(\d{1,4})\b)", re.IGNORECASE)
+_RET = re.compile(r"\b(?:ret|return|error\s*number)\s*(?:\[\s*(\d{1,4})\s*\]|[=:]?\s*(0x[0-9a-f]{1,4}|\d{1,4})\b)",
+                  re.IGNORECASE)
 _RANGE = {code for code, *_ in _ROWS if code}
 
 
@@ -127,12 +129,14 @@ def find(line: str) -> list[str]:
     ['9']
     >>> find("[ERROR] HCCL(3,python):... [Init]HcclCommInitRootInfo failed, return[11]; ret[507018]"), find("ret[7]")
     (['11'], [])
+    >>> find("HcclCommPrepare fail, ret: 0x9"), find('HcclCommInitRootInfo failed. | Error Number 2'), find("ret: 0x9")
+    (['9'], ['2'], [])
     """
     found = [m.group(1) for m in _TORCH_NPU.finditer(line)]
     found += [str(int(m.group(1), 16)) for m in _ERRNO.finditer(line)]
     if "hccl" in line.lower():
         found += [m.group(1) for m in _TRACE.finditer(line)]
-        found += [n for m in _RET.finditer(line) for n in m.groups() if n and int(n) in _RANGE]
+        found += [str(int(n, 0)) for m in _RET.finditer(line) for n in m.groups() if n and int(n, 0) in _RANGE]
     found += [_BY_NAME[m.group(0).upper()] for m in _NAME.finditer(line) if m.group(0).upper() in _BY_NAME]
     return list(dict.fromkeys(str(int(c)) for c in found))
 
