@@ -3,12 +3,12 @@
 ``normalize`` drops what no log line means (ANSI colour and cursor sequences; HTML entities, which a forum or a bug
 tracker's export writes for ``"``, ``'``, ``<``, ``>`` and ``&``), reads a line pasted percent-encoded (copied out
 of a URL, a search link or a web form: ``undefined%20symbol%3A%20ncclCommRegister``) and opens a log kept inside a
-JSON string (torchrun's error file, a Kubernetes event, a job status: one line, its newlines escaped). ``joins`` gives the views
-of a wrapped line: a long line with the one or two lines after it, joined as a terminal cuts (at a column, mid-word:
-joined with nothing) and as an editor wraps (at a space: joined with one); ``matcher`` tries a signature on them
-only where a match crosses the cut, so nothing a single line says is counted twice. ``unwrap`` is the last resort of
-a log in which nothing named a cause: every long line joined with the lines it may have been cut into (the line
-numbers kept: a joined line's continuation lines are left empty).
+JSON string (torchrun's error file, a Kubernetes event, a job status: one line, its newlines escaped). ``joins``
+gives the views of a wrapped line: a long line with the one or two lines after it, joined as a terminal cuts (at a
+column, mid-word: joined with nothing) and as an editor wraps (at a space: joined with one); ``matcher`` tries a
+signature on them only where a match crosses the cut, so nothing a single line says is counted twice. ``unwrap`` is
+the last resort of a log in which nothing named a cause: every long line joined with the lines it may have been cut
+into (the line numbers kept: a joined line's continuation lines are left empty).
 
 >>> [len(line) for line in unwrap(["a" * 60, "b" * 60, "c", "", "short", "x"], "")]
 [121, 0, 0, 0, 5, 1]
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import html
 import re
-from urllib.parse import unquote
 from collections.abc import Iterator, Sequence
+from urllib.parse import unquote
 
 WRAP_MIN = 60  # a line this long may have been wrapped: terminals are 80 columns or more, forums wider
 _ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
