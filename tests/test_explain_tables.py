@@ -67,6 +67,8 @@ UNSEEN: dict[str, tuple[str, str]] = {
     "hcomm": ("Communication_Error_Bind_IP_Port(EI0020): Failed to enable listening for the NPU network adapter "
               "socket. Reason: %s", "EI0020"),
     "cann_inner": ("EL9999: Inner Error!", "EL9999"),
+    "ibv_wc_status": ("error polling HP CQ with status REMOTE ACCESS ERROR status number 10 for wr_id 2a8f0 opcode 1",
+                      "10"),
     "cann_ops": ("E40002: Unsupported Python version: 3.7.5. Expected: 3.9 or later.", "E40002"),
     "hccl_result": ("HCCL function error: HcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, "
                     "&(comm->hcclComm_)), error code is 24", "24"),
@@ -167,9 +169,10 @@ def test_decodes_a_code_no_sample_carries(table: CodeTable) -> None:
 
 
 def test_ascend_table_sizes() -> None:
-    # error_code.json's EE/EH/EI/EJ/EK/EL/EZ entries; hcomm's extra EI codes; the X9999 inner codes;
+    # error_code.json's EE/EH/EI/EJ/EK/EL/EZ entries; hcomm's extra EI codes; the X9999 inner codes and the
+    # runtime's E29999 / E39999 / EE8888;
     # hccl_types.h without HCCL_SUCCESS; aclError's non-zero codes; aclnnStatus's non-zero codes
-    assert [len(t.entries) for t in (CANN, HCOMM, CANN_INNER, HCCL_RESULTS, ACL, ACLNN)] == [101, 4, 4, 25, 251, 26]
+    assert [len(t.entries) for t in (CANN, HCOMM, CANN_INNER, HCCL_RESULTS, ACL, ACLNN)] == [101, 4, 7, 25, 251, 26]
     assert {c[:2] for c in CANN.entries} == {"EE", "EH", "EI", "EJ", "EK", "EL", "EZ"}
     # the same error_code.json's operator / compiler / AI CPU / deployment / dump families, warnings left out
     assert len(CANN_OPS.entries) == 300

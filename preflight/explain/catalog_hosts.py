@@ -91,9 +91,12 @@ HOSTS: tuple[Signature, ...] = (
          # vendor err %d"
          r"Got completion with error \d+, opcode \d+, len \d+, vendor err \d+"),
         "An RDMA work request failed on the fabric (status 12 = transport retry counter exceeded: the "
-        "peer or a link/switch port did not answer; 4/5 = local protection/flush after a failure).",
+        "peer or a link/switch port did not answer; 4/5 = local protection/flush after a failure: NCCL's "
+        "maintainers find status 4, and 5 with vendor err 249, usually caused by PCIe ACS left enabled, which "
+        "breaks GPUDirect RDMA between the GPU and the NIC; the table_ibv_wc module decodes every status).",
         "Check the links and switch ports between the named peers (`ibstat`, port counters) and the peer "
-        "rank's health; rerun the all_reduce test.",
+        "rank's health; rerun the all_reduce test. For status 4 (or 5 with vendor err 249): disable ACS on "
+        "the PCIe switches (BIOS or `setpci`); NCCL_NET_GDR_LEVEL=0 confirming it runs.",
         ("hccn.link", "net.mtu", "allreduce"), "https://github.com/NVIDIA/nccl/issues/1405", weight=55),
     Signature(
         "nccl.ib_mtu_mismatch", "mtu",

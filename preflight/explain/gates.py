@@ -46,6 +46,10 @@ GATES: dict[str, Gate] = {
     # hipErrorXxx / hipSuccess names, "HIP error", a hip_*.cpp runtime log line (table_hip_error)
     "hip_error": Gate(("hiperror", "hipsuccess", "hip error", "hip_")),
     "xid": Gate(("xid",)),
+    # an RDMA completion's status: NCCL's "Got completion", IBV_WC_* names, Open MPI's "status number", perftest's
+    # "Failed status", libibverbs' texts on a completion / ibv_* / wr_id / wc / cq line (table_ibv_wc)
+    "ibv_wc_status": Gate(("completion", "poll_cq", "ibv_", "wr_id", "net/ib", "status number", "failed status"),
+                          words=frozenset({"wc", "cq"})),
     "cuda_libs": Gate(("cublas_status_", "cudnn_status_")),
     # ncclXxx result names, CuPy's NCCL_ERROR_*, "NCCL error" / "NCCL failure", ncclGetErrorString's texts of the
     # codes that stand alone, NCCL INFO's "file.cc:123 -> N" trace

@@ -8,7 +8,9 @@ code exists. Three tables, each with its own source:
   ``docs/en/error_codes``; EI0009's text is hiascend's CANN 9.0.0 reference page
   (https://www.hiascend.com/document/detail/zh/canncommercial/900/maintenref/troubleshooting/atlaserrorcode_15_0381.html).
 - ``CANN_INNER``: the ``X9999`` inner-error codes with no JSON template (EE9999, EH9999, EI9999, EL9999),
-  from hicann/runtime's error-message guide; EK9999 and EZ9999 are in the JSON.
+  from hicann/runtime's error-message guide; EK9999 and EZ9999 are in the JSON; and the other modules' inner
+  codes the runtime reports (``base_info.hpp``): E29999 (FE, the fusion engine), E39999 (AI CPU and its
+  scheduler, TSD), EE8888 (GE as the runtime reports it).
 
 Codes are found in any case and any wrapping: ``EI0006:``, ``[EI0006]``, ``Bind_Failed(EJ0003)``,
 ``EZ9999[PID: 41421]``.
@@ -100,9 +102,34 @@ _INNER_ROWS = (
      False),
     ("EL9999", "Inner_Error (driver)", _INNER + "the NPU driver failed inside.", "driver",
      "Check `npu-smi info` health, the driver/firmware versions and the device's kernel log (dmesg).", False),
+    ("E29999", "Inner_Error (FE)", _INNER + "the fusion engine (operator selection and fusion at graph compile "
+     "time) failed inside.", "unknown",
+     "Read the lines after 'E29999' for the operator and its input dtypes/shapes; an op unsupported for them is "
+     "the model's, a missing operator package is the CANN install's (`versions.cann`).", False),
+    ("E39999", "Inner_Error (AI CPU)", _INNER + "the AI CPU operator layer or its device scheduler (TSD) failed "
+     "inside: an AI CPU kernel rejected its inputs, or the device-side AI CPU processes did not start.", "unknown",
+     "Read the lines after 'E39999': an operator named with its inputs is the model's; 'tsd' / 'aicpu_sd' / "
+     "'HDC' lines point at the device's AI CPU processes (`npu-smi info` health, restart the device).", False),
+    ("EE8888", "Inner_Error (GE, as the runtime reports it)", _INNER + "the graph engine failed inside a runtime "
+     "call.", "unknown", "Read the lines after 'EE8888' and the E1xxxx code near it: it names the graph step.",
+     False),
 )
+_INNER_SHAPE = re.compile(r"(?<![A-Za-z0-9])(E[EHIJKLZ23][0-9]{4}|EE8888)(?![0-9])", re.IGNORECASE)
+
+
+def find_inner(line: str) -> list[str]:
+    """The inner-error codes on a line: the CANN shape and the numeric modules' ``E29999`` / ``E39999``.
+
+    >>> find_inner("Call aclnnNonzeroV2 failed, detail:E39999: Inner Error"), find_inner("ee8888 E390010")
+    (['E39999'], ['EE8888'])
+    """
+    return list(dict.fromkeys(m.group(1).upper() for m in _INNER_SHAPE.finditer(line)))
+
+
 CANN_INNER = CodeTable(
-    "cann_inner", _RUNTIME + "docs/zh/guidelines/error_message_guide/macro-selection-guide.md", _VERSION,
-    {row[0]: _code(*row) for row in _INNER_ROWS}, find)
+    "cann_inner", _RUNTIME + "docs/zh/guidelines/error_message_guide/macro-selection-guide.md ; "
+    "https://github.com/hicann/runtime/blob/681ef7610df13c8128982901142a2c869ddbb53e/"
+    "src/runtime/core/inc/spec/base_info.hpp", _VERSION,
+    {row[0]: _code(*row) for row in _INNER_ROWS}, find_inner)
 
 TABLES: tuple[CodeTable, ...] = (CANN, HCOMM, CANN_INNER)

@@ -18,6 +18,7 @@ from preflight.explain import (
     table_cuda_libs,
     table_ge,
     table_hip_error,
+    table_ibv_wc,
     table_nccl_result,
     table_nccl_warn,
     table_torch_npu,
@@ -41,6 +42,7 @@ DECODERS: tuple[CodeTable, ...] = (
     *table_acl.TABLES,  # Ascend: aclError, aclnnStatus
     table_torch_npu.TABLE,  # Ascend: torch_npu's ERRxxyyy (OPS / GRAPH rejections, memory; the rest generic)
     *table_ascend_driver.TABLES,  # Ascend: the driver's drvError_t (drvRetCode=N), DCMI's -8xxx (npu-smi, plugins)
+    table_ibv_wc.TABLE,  # InfiniBand/RoCE: ibv_wc_status of a failed completion (NCCL NET/IB, Open MPI, perftest)
     table_nccl_warn.TABLE,  # NVIDIA: NCCL WARN messages by template (NET/IB, NET/Socket, Bootstrap, SHM, P2P...)
     table_cuda_error.TABLE,  # NVIDIA: cudaError_t
     table_hip_error.TABLE,  # AMD ROCm: hipError_t (categories of its CUDA twins)
