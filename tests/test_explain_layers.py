@@ -472,3 +472,35 @@ def test_a_fallback_the_log_shows_taken_is_moot() -> None:
     assert alone is not None and alone.signature.id == "nccl.no_libibverbs"
     went_on = warn + "\nnode1:15833:15833 [0] NCCL INFO NET/Socket : Using [0]eth0:10.2.3.32<0>\n"
     assert explain_texts({"r0.log": went_on}).best is None
+
+
+# --- a silent hang in NCCL's setup on one node (round 8) ----------------------------------------------------------
+# https://github.com/pytorch/pytorch/issues/73790 (corpus.json; two A6000s of one host, DDP hung after NCCL init)
+HANG_ONE_NODE = [
+    "john-trx40-designare:115664:115664 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
+    "john-trx40-designare:115664:115664 [0] NCCL INFO NET/Socket : Using [0]enp68s0:99.153.71.9<0>",
+    "john-trx40-designare:115664:115664 [0] NCCL INFO Using network Socket",
+    "NCCL version 2.10.3+cuda11.3",
+    "john-trx40-designare:115828:115828 [1] NCCL INFO Bootstrap : Using enp68s0:99.153.71.9<0>",
+]
+
+
+def test_a_log_that_stops_in_nccls_setup_on_one_node_reads_as_gpu_peer_to_peer() -> None:
+    best = explain_texts({"rank0.log": "\n".join(HANG_ONE_NODE)}).best
+    assert best is not None
+    assert (best.signature.id, best.signature.category, best.layer) == ("family.nccl.silent_hang_one_node", "p2p",
+                                                                       "family")
+    assert best.line_number == 5 and "2 GPUs of one host (john-trx40-designare)" in best.signature.cause
+    assert "NCCL_P2P_DISABLE=1" in best.signature.fix
+
+
+def test_no_silent_hang_is_read_across_hosts_after_training_output_or_beside_an_error() -> None:
+    # the second host's lines: the same log with its host renamed by hand
+    two_hosts = [*HANG_ONE_NODE, HANG_ONE_NODE[4].replace("john-trx40-designare", "node2")]
+    went_on = [*HANG_ONE_NODE, "epoch 0 step 10 loss 2.31", "epoch 0 step 20 loss 2.02", "epoch 0 step 30 loss 1.9"]
+    one_gpu = [line for line in HANG_ONE_NODE if "[1]" not in line]
+    for lines in (two_hosts, went_on, one_gpu):
+        best = explain_texts({"rank0.log": "\n".join(lines)}).best
+        assert best is None or best.signature.id != "family.nccl.silent_hang_one_node", lines
+    failed = explain_texts({"rank0.log": "\n".join([*HANG_ONE_NODE, WATCHDOG])}).best
+    assert failed is not None and failed.signature.id == "nccl.watchdog_timeout"

@@ -34,6 +34,7 @@ from preflight.explain.clean import SUSPICIOUS, finished_cleanly
 from preflight.explain.decode import CodeTable, Decoded
 from preflight.explain.families import checks_by_category, family_of
 from preflight.explain.gates import plan_for
+from preflight.explain.hang import silent_hang
 from preflight.explain.lines import FileFacts, file_facts, line_rank, path_rank, timestamp
 from preflight.explain.paste import WRAP_MIN, joins, normalize, terminal_width, uncut, unwrap
 from preflight.explain.tables import DECODERS
@@ -326,6 +327,30 @@ def family_matches(lines: list[str], file: str, file_index: int, facts: FileFact
     return list(found.values())
 
 
+_HANG_SOURCE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs"
+
+
+def _hang_matches(per_file: list[tuple[str, list[str], FileFacts]]) -> list[Match]:
+    """A silent hang in NCCL's setup on one node (``preflight.explain.hang``) as a ``family`` match on the line where
+    the logs stop; none when they show no such hang."""
+    hang = silent_hang([lines for _, lines, _ in per_file])
+    if hang is None:
+        return []
+    name, lines, facts = per_file[hang.file_index]
+    sig = Signature(
+        "family.nccl.silent_hang_one_node", "p2p", (),
+        f"The logs stop during NCCL's setup of {hang.devices} GPUs of one host ({hang.host}) with no error anywhere: "
+        "the job hung there. Within one host NCCL's first transfers go GPU to GPU (PCIe P2P), and where the IOMMU "
+        "or PCIe ACS redirects that traffic they never complete (NCCL's troubleshooting guide); no signature or "
+        "code names this, it was recognised by the shape of the logs.",
+        "Rerun with NCCL_P2P_DISABLE=1: if it runs (over shared memory), P2P is blocked. Then boot with iommu=pt "
+        "(or intel_iommu=off / amd_iommu=off), or disable ACS on the PCIe switches in the BIOS; the CUDA samples' "
+        "p2pBandwidthLatencyTest shows whether P2P works.", checks_by_category().get("p2p", ()), _HANG_SOURCE,
+        weight=FAMILY_WEIGHT)
+    return [_match(sig, name, hang.file_index, hang.line_number, lines[hang.line_number - 1], facts, "family",
+                   component="NCCL", family="silent hang in setup on one node")]
+
+
 def _slug(text: str) -> str:
     """``NET/IB`` -> ``net_ib``, ``link down / transport error`` -> ``link_down_transport_error``."""
     return "_".join(re.findall(r"[a-z0-9]+", text.lower()))
@@ -359,7 +384,8 @@ def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CA
     if not _named(result) and result.clean is None and any(len(line) >= WRAP_MIN for lines in files.values()
                                                            for line in lines):
         for sep in ("", " "):  # nothing named a cause: read long lines as cut by a terminal, then by an editor
-            rewrapped = _explain({name: unwrap(lines, sep) for name, lines in files.items()}, sigs, decoders)
+            rewrapped = _explain({name: unwrap(lines, sep) for name, lines in files.items()}, sigs, decoders,
+                                 read_hang=False)
             if _named(rewrapped):
                 return rewrapped
     return result
@@ -376,8 +402,10 @@ def _named(result: Explanation) -> bool:
     return any(m.signature.root_cause and not m.harmless and not names_nothing(m) for m in result.matches)
 
 
-def _explain(files: Mapping[str, list[str]], sigs: tuple[Signature, ...],
-             decoders: tuple[CodeTable, ...]) -> Explanation:
+def _explain(files: Mapping[str, list[str]], sigs: tuple[Signature, ...], decoders: tuple[CodeTable, ...],
+             read_hang: bool = True) -> Explanation:
+    """The matches of the logs as given (``read_hang``: also the shape of a silent hang, which only the lines as
+    printed show: a view with long lines joined has lost some)."""
     result = Explanation(files=list(files))
     found: list[Match] = []
     per_file: list[tuple[str, list[str], FileFacts]] = []
@@ -404,6 +432,8 @@ def _explain(files: Mapping[str, list[str]], sigs: tuple[Signature, ...],
         if result.clean is not None:
             result.notes, result.matches = result.matches, []
             return result
+        if read_hang and not any(m.signature.root_cause and not m.harmless for m in result.matches):
+            result.matches = _order([*result.matches, *_hang_matches(per_file)])
     if not result.matches:
         suspects = [s for name, lines, facts in per_file for s in suspicious(lines, name, facts=facts)]
         result.suspects = sorted(suspects, key=lambda s: (s.harmless, -s.score))[:10]
