@@ -117,7 +117,10 @@ HOSTS: tuple[Signature, ...] = (
     # --- devices -------------------------------------------------------------------------------
     Signature(
         "nccl.duplicate_gpu", "device-mapping",
-        (r"Duplicate GPU detected : rank \d+ and rank \d+ both on CUDA device \w+",),
+        (r"Duplicate GPU detected : rank \d+ and rank \d+ both on CUDA device \w+",
+         # the clause itself, whatever a wrapper prints before it ("Error: rank 27 and rank 19 both on CUDA device
+         # 53000 (PCI 53:00.0)")
+         r"\brank \d+ and rank \d+ both on CUDA device [0-9a-fA-F]+\b"),
         "Two ranks use the same GPU: the script does not call torch.cuda.set_device(LOCAL_RANK), or "
         "CUDA_VISIBLE_DEVICES / --nproc-per-node exceed the GPUs present.",
         "Call torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) before init_process_group and keep "
