@@ -1,19 +1,23 @@
 """A log as users paste it: terminal colours, HTML-escaped quotes, long lines wrapped by a terminal or a forum.
 
 ``normalize`` drops what no log line means (ANSI colour and cursor sequences; HTML entities, which a forum or a bug
-tracker's export writes for ``"``, ``'``, ``<``, ``>`` and ``&``), reads a line pasted percent-encoded (copied out
-of a URL, a search link or a web form: ``undefined%20symbol%3A%20ncclCommRegister``) and opens a log kept inside a
-JSON string (torchrun's error file, a Kubernetes event, a job status: one line, its newlines escaped). ``joins``
-gives the views of a wrapped line: a long line with the one or two lines after it, joined as a terminal cuts (at a
-column, mid-word: joined with nothing) and as an editor wraps (at a space: joined with one); ``matcher`` tries a
-signature on them only where a match crosses the cut, so nothing a single line says is counted twice. ``unwrap`` is
-the last resort of a log in which nothing named a cause: every long line joined with the lines it may have been cut
-into (the line numbers kept: a joined line's continuation lines are left empty).
+tracker's export writes for ``"``, ``'``, ``<``, ``>`` and ``&``), reads full-width punctuation as ASCII (a Chinese
+input method's ``：`` and ``，``), reads a line pasted percent-encoded (copied out of a URL, a search link or a web
+form: ``undefined%20symbol%3A%20ncclCommRegister``) and opens a log kept inside a JSON string (torchrun's error
+file, a Kubernetes event, a job status: one line, its newlines escaped). ``joins`` gives the views of a wrapped
+line: a long line with the one or two lines after it, joined as a terminal cuts (at a column, mid-word: joined with
+nothing) and as an editor wraps (at a space: joined with one); ``matcher`` tries a signature on them only where a
+match crosses the cut, so nothing a single line says is counted twice. ``unwrap`` is the last resort of a log in
+which nothing named a cause: every long line joined with the lines it may have been cut into (the line numbers kept:
+a joined line's continuation lines are left empty).
 
 >>> [len(line) for line in unwrap(["a" * 60, "b" * 60, "c", "", "short", "x"], "")]
 [121, 0, 0, 0, 5, 1]
 >>> normalize("\\x1b[1;31mRuntimeError\\x1b[0m: NCCL error: &#39;unhandled system error&#39;")
 "RuntimeError: NCCL error: 'unhandled system error'"
+>>> normalize("RuntimeError\uff1a CUDA out of memory\uff0c \u8bad\u7ec3\u5931\u8d25")
+'RuntimeError: CUDA out of memory, \u8bad\u7ec3\u5931\u8d25'
+
 >>> [(n, text, cuts) for n, text, cuts in joins(["x" * 58 + " Connection re", "fused", "next"])][:2]
 [(1, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx Connection refused', (72,)), \
 (1, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx Connection re fused', (73,))]
@@ -33,6 +37,10 @@ _ESCAPES = {"\\n": "\n", "\\t": "\t", '\\"': '"', "\\\\": "\\", "\\/": "/"}
 _ENTITY = re.compile(r"&(?:quot|apos|lt|gt|amp|nbsp|#\d{2,5}|#x[0-9a-fA-F]{2,4});")
 # a percent-encoded space, colon, slash, quote, comma or bracket: a line carrying two of them was URL-encoded
 # (a log line never prints them so; a printf width such as "%20s" is not followed by those pairs twice)
+# full-width forms (U+FF01-U+FF5E) and the ideographic space, as a Chinese input method types them into a log or a
+# paste ("RuntimeError： CUDA out of memory", "ProcessGroupNCCL.cpp:1970， unhandled system error"): read as ASCII
+_FULLWIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+_HAS_FULLWIDTH = re.compile("[\uff01-\uff5e\u3000]")
 _PERCENT = re.compile(r"%(?:20|3[aAdD]|2[cCfF2789])")
 
 
@@ -43,6 +51,8 @@ def normalize(text: str) -> str:
         text = _ANSI.sub("", text)
     if "&" in text and _ENTITY.search(text):
         text = html.unescape(text)
+    if _HAS_FULLWIDTH.search(text):
+        text = text.translate(_FULLWIDTH)
     if "%" in text and _PERCENT.search(text):
         text = "\n".join(_decoded(line) for line in text.split("\n"))
     if "\\n" in text:
