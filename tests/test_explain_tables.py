@@ -67,6 +67,9 @@ UNSEEN: dict[str, tuple[str, str]] = {
     "hcomm": ("Communication_Error_Bind_IP_Port(EI0020): Failed to enable listening for the NPU network adapter "
               "socket. Reason: %s", "EI0020"),
     "cann_inner": ("EL9999: Inner Error!", "EL9999"),
+    "horovodrun": ("Exception: Unable to find a set of common task-to-task communication interfaces: [(0, {'eth0': "
+                   "[('10.0.0.2', 12345)]}), (1, {'ib0': [('10.1.0.3', 23456)]})]",
+                   "unable to find a set of common task to task communication interfaces {}"),
     "ibv_wc_status": ("error polling HP CQ with status REMOTE ACCESS ERROR status number 10 for wr_id 2a8f0 opcode 1",
                       "10"),
     "cann_ops": ("E40002: Unsupported Python version: 3.7.5. Expected: 3.9 or later.", "E40002"),

@@ -1,7 +1,8 @@
 """The launchers' own errors as code tables, keyed by normalized template (``table_templates``): DeepSpeed's
 launcher (``deepspeed/launcher/runner.py``, ``launch.py``, ``multinode_runner.py``), accelerate's (``accelerate
 launch``: ``commands/launch.py``, ``utils/launch.py``, ``state.py``) and the remote shells they start nodes with
-(pdsh's ``src/common/pipecmd.c`` and OpenSSH's ``sshconnect.c`` / ``ssh.c`` texts).
+(pdsh's ``src/common/pipecmd.c`` and OpenSSH's ``sshconnect.c`` / ``ssh.c`` texts), and horovodrun's
+(``horovod/runner``: the ssh check, the task servers and their interface checks, host parsing).
 
 >>> [d.code.category for d in DEEPSPEED.decode("ValueError: Hostfile contains a bad entry: node1 slot=8, unable to "
 ...     "proceed with launching")]
@@ -11,6 +12,9 @@ launch``: ``commands/launch.py``, ``utils/launch.py``, ``state.py``) and the rem
 ['main process port in use']
 >>> [d.code.category for d in REMOTE_SHELL.decode("ssh: connect to host worker-2 port 22: Connection refused")]
 ['ssh']
+>>> [d.code.category for d in HOROVOD.decode("Exception: Unable to find a set of common task-to-task communication "
+...     "interfaces: [(0, {'eth0': [('10.0.0.2', 12345)]}), (1, {'ib0': [('10.1.0.3', 23456)]})]")]
+['wrong-interface']
 """
 
 from __future__ import annotations
@@ -145,6 +149,39 @@ REMOTE_SHELL_ROWS: tuple[Row, ...] = (
         ("exec cmd {} failed for host {}", "execvp {} failed: {}"), checks=()),
 )
 
+_HOROVOD_NIC = ("Name the interface every host shares for horovodrun's own traffic: --network-interfaces eth0 (and "
+                "NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME for the job's), an interface with an IPv4 address that the "
+                "hosts reach each other on.")
+HOROVOD_ROWS: tuple[Row, ...] = (
+    Row("ssh check failed", "ssh", "horovodrun's ssh check to a remote host failed before launching.", _SSH,
+        ("ssh not successful for host {}:", "could not connect to some hosts via ssh"), checks=_SSH_CHECKS),
+    Row("task function launch failed", "wrong-interface",
+        "The horovod task server on a host exited non-zero: it did not start there (the host's Python or horovod) "
+        "or could not reach the driver back; its own output follows the message.",
+        "Read the host output after the message; where it shows a connection to the driver failing, " + _HOROVOD_NIC,
+        ("Launching horovod task function was not successful:",), root_cause=False),
+    Row("no common interface", "wrong-interface",
+        "The hosts' task servers share no network interface name that reaches each other.", _HOROVOD_NIC,
+        ("Unable to find a set of common task-to-task communication interfaces: {}",)),
+    Row("no IPv4 on the common interface", "address-family",
+        "The interface chosen for the driver has no IPv4 address.", _HOROVOD_NIC,
+        ("Cannot find an IPv4 address of the common interface.",), checks=("net.interface", "net.address_family")),
+    Row("no loopback interface", "wrong-interface", "On one local host no interface carries 127.0.0.1.",
+        "Bring the loopback interface up (`ip link set lo up`; a container without it) or pass --network-interfaces.",
+        ("No interface is found for address 127.0.0.1.",), checks=("net.interface",)),
+    Row("no free port", "port-in-use", "horovodrun found no free port for its driver or task service.",
+        "Free ports in the local port range (`ss -ltn`), or widen net.ipv4.ip_local_port_range.",
+        ("Unable to find a port to bind to.",), checks=("ports.listening", "sysctl.port_range")),
+    Row("bad -H entry", "hostfile", "A -H / --hosts entry is not host:slots.",
+        "Write hosts as `worker-0:2,worker-1:2` (a name or address, a colon, the slot count).",
+        ("Invalid host input, please make sure it has format as : worker-0:2,worker-1:2.",), checks=()),
+    Row("a process exited", "unknown",
+        "One of the job's processes exited non-zero and horovodrun stopped the job; the process it names failed "
+        "first.", "Read that process's own output above for its error.",
+        ("Horovod detected that one or more processes exited with non-zero status, thus causing the job to be "
+         "terminated.",), root_cause=False, checks=()),
+)
+
 DEEPSPEED = build("deepspeed_launcher",
                   "https://github.com/deepspeedai/DeepSpeed/tree/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/"
                   "deepspeed/launcher", "DeepSpeed 0.19.6 (wordings since 0.6.0)", DEEPSPEED_ROWS)
@@ -154,3 +191,6 @@ ACCELERATE = build("accelerate_launcher",
 REMOTE_SHELL = build("remote_shell",
                      "https://github.com/chaos/pdsh/blob/cad4b00c3a5bb2835f86a34eaa360322b9c90ab7/src/common/"
                      "pipecmd.c", "pdsh 2.x pipecmd.c; OpenSSH sshconnect.c messages", REMOTE_SHELL_ROWS)
+HOROVOD = build("horovodrun",
+                "https://github.com/horovod/horovod/tree/2626dc87a3a8eb8fb7d2216198ce45bce0f9e65a/horovod/runner",
+                "horovod 0.28.1+ (main 2626dc8; these wordings since 0.16-0.20)", HOROVOD_ROWS)

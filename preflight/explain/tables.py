@@ -30,7 +30,7 @@ from preflight.explain.table_elastic import TABLE as ELASTIC
 from preflight.explain.table_exit import TABLE as EXIT
 from preflight.explain.table_gloo import TABLE as GLOO
 from preflight.explain.table_hccl import HCCL_RESULTS
-from preflight.explain.table_launchers import ACCELERATE, DEEPSPEED, REMOTE_SHELL
+from preflight.explain.table_launchers import ACCELERATE, DEEPSPEED, HOROVOD, REMOTE_SHELL
 from preflight.explain.table_mpi_slurm import OPENMPI, SLURM
 from preflight.explain.table_torch_npu_dist import TABLE as TORCH_NPU_DIST
 
@@ -57,6 +57,7 @@ DECODERS: tuple[CodeTable, ...] = (
     DEEPSPEED,  # DeepSpeed's launcher
     ACCELERATE,  # accelerate launch
     REMOTE_SHELL,  # pdsh / ssh as the launchers start nodes
+    HOROVOD,  # horovodrun: its ssh check, task servers, interfaces
     OPENMPI,  # Open MPI's mpirun (ORTE / PRRTE)
     SLURM,  # Slurm's srun / slurmstepd
 )
