@@ -48,6 +48,8 @@ from preflight.explain.table_nccl_warn import TABLE as NCCL_WARN
 from preflight.explain.table_nccl_warn import normalize
 from preflight.explain.table_templates import key as template_key
 from preflight.explain.table_torch_npu import TABLE as TORCH_NPU_ERR
+from preflight.explain.table_vllm import ROWS as VLLM_ROWS
+from preflight.explain.table_vllm import TABLE as VLLM
 from preflight.explain.table_xid import TABLE as XID
 from preflight.explain.tables import DECODERS
 
@@ -104,6 +106,10 @@ UNSEEN: dict[str, tuple[str, str]] = {
     "remote_shell": ("Host key verification failed.", "host key verification failed"),
     "openmpi": ("ORTE has lost communication with a remote daemon.", "{} has lost communication with a remote daemon"),
     "slurm": ("slurmstepd: error: Exceeded step memory limit at some point.", "exceeded job memory limit"),
+    # written from vllm/v1/executor/ray_utils.py's f-string (an existing placement group with 2 GPU bundles, TP=4)
+    "vllm": ("ValueError: The number of required GPUs exceeds the total number of available GPUs in the placement "
+             "group. Required number of devices: 4. Total number of devices: 2.",
+             "the number of required {} exceeds the total number of available {} in the placement group"),
 }
 
 
@@ -419,12 +425,12 @@ def test_nccl_warn_rows_find_their_own_templates() -> None:
 
 TEMPLATE_TABLES = ((C10D, C10D_ROWS), (ELASTIC, ELASTIC_ROWS), (GLOO, GLOO_ROWS), (DEEPSPEED, DEEPSPEED_ROWS),
                    (ACCELERATE, ACCELERATE_ROWS), (REMOTE_SHELL, REMOTE_SHELL_ROWS), (OPENMPI, OPENMPI_ROWS),
-                   (SLURM, SLURM_ROWS))
+                   (SLURM, SLURM_ROWS), (VLLM, VLLM_ROWS))
 
 
 def test_launcher_table_sizes() -> None:
-    assert [len(t.entries) for t, _ in TEMPLATE_TABLES] == [48, 22, 20, 13, 9, 6, 14, 16]
-    assert sum(len(row.templates) for _, rows in TEMPLATE_TABLES for row in rows) == 259
+    assert [len(t.entries) for t, _ in TEMPLATE_TABLES] == [48, 22, 20, 13, 9, 6, 14, 16, 23]
+    assert sum(len(row.templates) for _, rows in TEMPLATE_TABLES for row in rows) == 259 + 36
     assert len(EXIT.entries) == 67  # signals 1-31 as -N and 128+N, exit 1, 2, 126, 127, 255
 
 
@@ -487,6 +493,28 @@ def test_every_template_finds_its_row(table: CodeTable, rows: Any) -> None:
     (SLURM, "slurmstepd: error: Detected 1 oom-kill event(s) in step 4242.batch cgroup. Some of your processes may "
             "have been killed by the cgroup out-of-memory handler.", "oom-kill event"),  # 22.05
     (REMOTE_SHELL, "pdsh@node0: node1: ssh exited with exit code 255", "pdsh: remote command failed"),
+    # vLLM: V0's and V1's wordings of the same check
+    (VLLM, "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be "
+           "stored in KV cache (21584). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+           "initializing the engine.", "max model len larger than the KV cache"),  # V0 worker
+    (VLLM, "ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache "
+           "is needed, which is larger than the available KV cache memory (9.84 GiB). Based on the available "
+           "memory, the estimated maximum model length is 80560.", "max model len larger than the KV cache"),  # V1
+    (VLLM, "AssertionError: please set tensor_parallel_size to less than max local gpu count",
+     "more workers than local GPUs"),  # 0.4's multiproc executor
+    (VLLM, "RuntimeError: please set tensor_parallel_size (8) to less than max local gpu count (4)",
+     "more workers than local GPUs"),  # 0.6+
+    (VLLM, "(VllmWorker rank=0 pid=4242) AssertionError: local_world_size (8) must be less than or equal to the "
+           "number of visible devices (2).", "more workers than local GPUs"),  # V1 worker
+    (VLLM, "ValueError: Cannot provide a placement group of placement_group_specs=[{'GPU': 1.0, 'node:10.0.0.5': "
+           "0.001}, {'GPU': 1.0}] within 1800 seconds. See `ray status` and `ray list nodes` to make sure the "
+           "cluster has enough resources.", "Ray: placement group not ready"),
+    (VLLM, "ValueError: Cannot provide a placement group requiring 8.0 GPUs (placement_group_specs=[...]) within "
+           "1800 seconds.", "Ray: placement group not ready"),
+    (VLLM, "ERROR 11-21 23:27:12 [ray_executor_v2.py:464] RayWorkerProc rank=[3] died unexpectedly, shutting down "
+           "executor.", "worker process died"),
+    (VLLM, "ERROR 08-01 10:00:00 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 3141 died, exit code: "
+           "-9", "worker process died"),  # V0
 ])
 def test_template_tables_tolerate_versions_and_format(table: CodeTable, line: str, name: str) -> None:
     assert table.entries[table.find(line)[0]].name == name
@@ -502,6 +530,9 @@ def test_template_tables_tolerate_versions_and_format(table: CodeTable, line: st
     (SLURM, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"),
     (OPENMPI, "the client socket has failed to connect"),
     (EXIT, "Epoch 3: exit early at step 137"),
+    (VLLM, "INFO 05-06 16:54:40 [gpu_worker.py:276] Available KV cache memory: 9.84 GiB"),
+    (VLLM, "INFO 05-06 16:54:40 [utils.py:120] Port 8000 is already in use, trying port 8001"),
+    (VLLM, "ValueError: 12 is not divisible by 8"),
 ])
 def test_template_tables_ignore_other_lines(table: CodeTable, line: str) -> None:
     assert table.find(line) == []
@@ -548,7 +579,9 @@ def test_launcher_categories_and_symptoms() -> None:
     for table, name in [(C10D, "NCCL watchdog: collective timeout"), (C10D, "store: server closed the connection"),
                         (ELASTIC, "ChildFailedError"), (ELASTIC, "agent: closing the other workers"),
                         (GLOO, "connection closed by peer"), (OPENMPI, "rank killed by a signal"),
-                        (SLURM, "cancelled: task failure"), (DEEPSPEED, "worker exited")]:
+                        (SLURM, "cancelled: task failure"), (DEEPSPEED, "worker exited"),
+                        (VLLM, "worker process died"), (VLLM, "engine core failed to start"),
+                        (VLLM, "front-end handshake timed out")]:
         assert not next(c for c in table.entries.values() if c.name == name).root_cause, name
     assert not EXIT.entries["-6"].root_cause and not EXIT.entries["-15"].root_cause
 

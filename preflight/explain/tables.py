@@ -33,6 +33,7 @@ from preflight.explain.table_hccl import HCCL_RESULTS
 from preflight.explain.table_launchers import ACCELERATE, DEEPSPEED, HOROVOD, REMOTE_SHELL
 from preflight.explain.table_mpi_slurm import OPENMPI, SLURM
 from preflight.explain.table_torch_npu_dist import TABLE as TORCH_NPU_DIST
+from preflight.explain.table_vllm import TABLE as VLLM
 
 DECODERS: tuple[CodeTable, ...] = (
     *table_cann.TABLES,  # Ascend: CANN EE/EH/EI/EJ/EK/EL/EZ codes
@@ -58,6 +59,7 @@ DECODERS: tuple[CodeTable, ...] = (
     ACCELERATE,  # accelerate launch
     REMOTE_SHELL,  # pdsh / ssh as the launchers start nodes
     HOROVOD,  # horovodrun: its ssh check, task servers, interfaces
+    VLLM,  # vLLM: KV cache / startup memory, parallel sizes, Ray placement, its workers and engine core
     OPENMPI,  # Open MPI's mpirun (ORTE / PRRTE)
     SLURM,  # Slurm's srun / slurmstepd
 )
