@@ -68,7 +68,7 @@ UNSEEN: dict[str, tuple[str, str]] = {
     "cann": ("EL0015: The device access is invalid.", "EL0015"),
     "hcomm": ("Communication_Error_Bind_IP_Port(EI0020): Failed to enable listening for the NPU network adapter "
               "socket. Reason: %s", "EI0020"),
-    "cann_inner": ("EL9999: Inner Error!", "EL9999"),
+    "cann_inner": ("E29999: Inner Error!", "E29999"),
     "horovodrun": ("Exception: Unable to find a set of common task-to-task communication interfaces: [(0, {'eth0': "
                    "[('10.0.0.2', 12345)]}), (1, {'ib0': [('10.1.0.3', 23456)]})]",
                    "unable to find a set of common task to task communication interfaces {}"),
