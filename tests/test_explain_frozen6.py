@@ -1,94 +1,53 @@
-"""Issue 38's sixth frozen set (round 8): 60 real failure logs nothing in the project cites, scored blind.
+"""Issue 38's sixth frozen set, spent and folded (round 9): what is left of it guards against false alarms.
 
-tests/fixtures/explain/frozen6/logs.json (see its README) was committed before any signature change of the round;
-the score at that commit is the round's "before". Its sources are GitHub threads, troubleshooting and FAQ documents
-in GitHub repositories (a blob URL pinned to a commit, one case per fragment) and other public pages: vendors'
-troubleshooting and FAQ pages, blog posts and a document on a self-hosted Git forge that state the cause (an https
-URL). All must be cited nowhere else: no catalog signature, no other fixture (the earlier frozen sets included),
-nothing in preflight/, docs/ or bench/. Only the score is printed, never which logs fail: the set stays sealed.
+tests/fixtures/explain/frozen6/logs.json held 60 real failure logs scored blind in round 8 (28 of 60 before the
+round and after; Ascend 11 of 20: docs/explain.md "Sixth frozen set"). Round 9 read it after the measurement: the 37
+logs ``explain`` now names right (every category but ``unknown``) moved into ``corpus.json``, where
+``test_explain_coverage.py`` requires each to stay right. The 23 left here are the ones the corpus cannot hold: 5
+labelled ``unknown`` (application bugs) and 18 still missed. None may be blamed on a cluster category it is not, but
+for the answers listed in ``KNOWN_WRONG``.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from sealed_sources import SIGNATURE_DOCUMENTS, document_keys, is_page, page_key, thread_keys
+from spent_sets import blamed_bugs, check_cited_nowhere_else, check_real_and_labelled, load, new_wrong
 
-from preflight.explain.catalog import CATALOG, CATEGORIES
-from preflight.explain.matcher import explain_texts
-
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "fixtures" / "explain"
-FROZEN6_DIR = FIXTURES / "frozen6"
-FROZEN6: list[dict[str, object]] = json.loads((FROZEN6_DIR / "logs.json").read_text(encoding="utf-8"))
-
-# 28 of 60 and 11 of 20 at the commit that froze the set (the commit that added this file, on top of fa34d81, whose
-# code it does not change), before any signature change of round 8, rounded down. The engineers changing the catalog
-# raise them with their change.
-FLOOR_ALL = 0.46
-FLOOR_ASCEND = 0.55
-
-
-def _texts_outside_frozen6() -> list[str]:
-    """Every catalog source and every text file of the project's fixtures, code, docs and benches but frozen6/."""
-    texts = [sig.source for sig in CATALOG]
-    for top in ("tests/fixtures", "preflight", "docs", "bench"):
-        for path in sorted((ROOT / top).rglob("*")):
-            if path.is_file() and FROZEN6_DIR not in path.parents and path.suffix not in {".pyc", ".png", ".gz"}:
-                texts.append(path.read_text(encoding="utf-8", errors="replace"))
-    return texts
+FROZEN6_DIR = Path(__file__).parent / "fixtures" / "explain" / "frozen6"
+FROZEN6 = load(FROZEN6_DIR)
+FOLDED = 37  # of the 60: moved into corpus.json in round 9 (explained right there)
+# Left logs whose text reads as another class than the one their source found (the source's cause in brackets):
+# a bare NCCL 'unhandled system error' read as /dev/shm (Lightning's barrier on the wrong device ids); NCCL INFO's
+# 'NET/IB : No device found' on a two-node hang (a driver older than the torch build); a one-line watchdog timeout
+# read as the fabric (P2P stalling on one node; and a desync the document caused on purpose: a collective
+# mismatch); an NPU out-of-memory error (a privileged container attached another job's busy NPU).
+KNOWN_WRONG = {
+    "https://github.com/Lightning-AI/pytorch-lightning/issues/8139": "shm",
+    "https://github.com/NVIDIA/nccl/issues/447": "rdma",
+    "https://github.com/axolotl-ai-cloud/axolotl/blob/1377ccc3e46bdc1c8b01a9c23da57446b85aa1d5/docs/nccl.qmd"
+    "#case-watchdog-timeout": "fabric",
+    "https://github.com/stas00/ml-engineering/blob/744d01e18b79512572f64a6bbd8b5f4a725203a7/debug/pytorch.md"
+    "#case-desync-report": "fabric",
+    "https://github.com/vllm-project/vllm-ascend/issues/1670": "oom",
+}
 
 
-def _right(log: dict[str, object]) -> bool:
-    """The best match's category is the expected one; for ``unknown``, nothing matched at all."""
-    best = explain_texts({"log.txt": str(log["excerpt"])}).best
-    return (best.signature.category if best else "unknown") == log["category"]
+def test_left_logs_are_real_and_labelled() -> None:
+    assert len(FROZEN6) == 60 - FOLDED
+    check_real_and_labelled(FROZEN6)
 
 
-def test_frozen6_logs_are_real_and_labelled() -> None:
-    assert len(FROZEN6) >= 60 and sum(bool(log["ascend"]) for log in FROZEN6) >= 20
-    for log in FROZEN6:
-        source = str(log["source"])
-        assert set(log) == {"source", "category", "ascend", "why", "excerpt"}, source
-        assert source.startswith("https://"), source
-        assert log["category"] in CATEGORIES, source
-        assert str(log["why"]).strip() and str(log["excerpt"]).strip(), source
-        if source.startswith("https://github.com/"):
-            assert len(thread_keys(source) | document_keys(source)) == 1, source
-        else:
-            assert is_page(source) and "/" in page_key(source), source
-    sources = [str(log["source"]) for log in FROZEN6]
-    assert len(set(sources)) == len(sources), "one case per source"
-    threads = [k for s in sources for k in thread_keys(s)]
-    assert len(set(threads)) == len(threads), "one excerpt per thread"
-    by_key: dict[str, list[str]] = {}
-    for source in sources:
-        for key in document_keys(source) | ({page_key(source)} if is_page(source) else set()):
-            by_key.setdefault(key, []).append(source)
-    shared = [s for cases in by_key.values() if len(cases) > 1 for s in cases]
-    assert all("#" in s for s in shared), "a document's or page's cases are told apart by their fragment"
+def test_left_logs_are_cited_nowhere_else() -> None:
+    check_cited_nowhere_else(FROZEN6, FROZEN6_DIR, KNOWN_WRONG)
 
 
-def test_frozen6_sources_are_cited_nowhere_else() -> None:
-    texts = _texts_outside_frozen6()
-    cited_threads = set().union(*(thread_keys(t) for t in texts))
-    cited_documents = set().union(*(document_keys(t) for t in texts))
-    threads = set().union(*(thread_keys(str(log["source"])) for log in FROZEN6))
-    documents = set().union(*(document_keys(str(log["source"])) for log in FROZEN6))
-    pages = {page_key(str(log["source"])) for log in FROZEN6 if is_page(str(log["source"]))}
-    assert not threads & cited_threads, "a frozen6 thread is cited by a signature, a fixture, the code or the docs"
-    assert not documents & cited_documents, "a frozen6 document is cited elsewhere in the project"
-    lowered = [t.lower() for t in texts]
-    assert not [p for p in pages if any(p in t for t in lowered)], "a frozen6 page is cited elsewhere in the project"
-    assert not [d for d in documents | pages if any(word in d for word in SIGNATURE_DOCUMENTS)]
+def test_no_cluster_fault_is_claimed_for_an_application_bug() -> None:
+    """A false alarm is as bad as a miss: none of the 5 ``unknown``-labelled logs may be blamed on the cluster."""
+    assert sum(log["category"] == "unknown" for log in FROZEN6) == 5
+    assert not blamed_bugs(FROZEN6, KNOWN_WRONG)
 
 
-def test_frozen6_score_is_at_least_the_floor() -> None:
-    right = [_right(log) for log in FROZEN6]
-    ascend = [ok for ok, log in zip(right, FROZEN6, strict=True) if log["ascend"]]
-    overall, on_ascend = sum(right) / len(right), sum(ascend) / len(ascend)
-    print(f"frozen6 set: {sum(right)} of {len(right)} ({overall:.1%}) right first; "
-          f"Ascend {sum(ascend)} of {len(ascend)} ({on_ascend:.1%})")
-    assert overall >= FLOOR_ALL, f"frozen6 set {overall:.1%} < {FLOOR_ALL:.0%}"
-    assert on_ascend >= FLOOR_ASCEND, f"frozen6 set on Ascend {on_ascend:.1%} < {FLOOR_ASCEND:.0%}"
+def test_left_misses_claim_no_new_wrong_category() -> None:
+    assert sum(log["category"] != "unknown" for log in FROZEN6) == 18
+    assert not new_wrong(FROZEN6, KNOWN_WRONG)

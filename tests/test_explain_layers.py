@@ -504,3 +504,14 @@ def test_no_silent_hang_is_read_across_hosts_after_training_output_or_beside_an_
         assert best is None or best.signature.id != "family.nccl.silent_hang_one_node", lines
     failed = explain_texts({"rank0.log": "\n".join([*HANG_ONE_NODE, WATCHDOG])}).best
     assert failed is not None and failed.signature.id == "nccl.watchdog_timeout"
+
+
+def test_a_reporters_word_that_disabling_p2p_helped_reads_as_p2p_and_a_negation_does_not() -> None:
+    # https://github.com/NVIDIA/nccl/issues/667 (corpus.json): the reporter's sentence under the topology
+    helped = "Setting NCCL_P2P_DISABLE=1 did workaround but got really low speed."
+    best = explain_texts({"issue.txt": helped}).best
+    assert best is not None and (best.signature.id, best.signature.category) == ("user.p2p_disable_works", "p2p")
+    # the same sentence negated by hand
+    for text in ("Setting NCCL_P2P_DISABLE=1 did not workaround it.", "NCCL_P2P_DISABLE=1 doesn't help either"):
+        best = explain_texts({"issue.txt": text}).best
+        assert best is None or best.signature.id != "user.p2p_disable_works", text

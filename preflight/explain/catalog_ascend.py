@@ -300,4 +300,55 @@ ASCEND: tuple[Signature, ...] = (
         "Give every NPU its device IP (`hccn_tool -i N -ip -g`), mount /etc/hccn.conf and hccn_tool into the "
         "container, and regenerate the ranktable with the device IPs.",
         ("hccn.ip", "hccn.link"), "https://github.com/vllm-project/vllm-ascend/issues/7711", weight=74),
+    # --- round 9 (the spent frozen6 set, folded): vendor FAQ texts ------------------------------------------
+    Signature(
+        "mindcluster.device_ip_unread", "hccl-link",
+        (r"\bGet device ip failed\b",),
+        "The Ascend device plugin could not read an NPU's device IP (hccn_tool has none configured), so the job's "
+        "rank table (hccl.json) never leaves 'initializing'.",
+        "Configure every NPU's device IP (`hccn_tool -i N -ip -s address ... netmask ...`; check with `-ip -g`) "
+        "and restart the device plugin.", ("hccn.ip", "hccn.link"),
+        "https://www.hiascend.com/document/detail/en/mindcluster/730/clustersched/schedulingug/"
+        "dlug_installation_faq_020.html", weight=70),
+    Signature(
+        "mindcluster.npu_busy", "hccl-stale-process",
+        # MindCluster's job scripts loop on npu-smi while it answers DCMI's -8020 (device busy)
+        (r"\bnpu is busy, check again\b", r"\bnpu is occupied by others too long\b"),
+        "The NPUs given to the job are still held by another container or process (running, or only having the "
+        "davinci devices mounted).",
+        "Stop the container or process that holds or mounts the NPUs (`npu-smi info` lists the processes), or "
+        "run the job's container privileged when the other one only mounts them.", ("npu.processes",),
+        "https://www.hiascend.com/document/detail/en/mindcluster/730/clustersched/schedulingug/"
+        "dlug_installation_faq_050.html", weight=70),
+    Signature(
+        "ascend.libdcmi_unloadable", "driver",
+        (r"Failed to load the libdcmi\.so dynamic library",),
+        "The NPU driver's management library (libdcmi.so) cannot be loaded: the driver is not installed right, "
+        "its library path is not set in this environment, or the driver package lacks it.",
+        "Check the driver with `npu-smi info`; reinstall it or put its lib64 (/usr/local/Ascend/driver/lib64...) "
+        "on LD_LIBRARY_PATH.", ("npu.health", "versions.npu_driver"),
+        "https://www.hiascend.com/document/detail/en/mindcluster/730/toolbox/toolboxug/toolboxug_0098.html",
+        weight=70),
+    Signature(
+        "torch_npu.unsupported_dtype", "app-fault",
+        (r"Unsupport(?:ed)? data type: at::ScalarType::\w+",),
+        "An NPU operator got a tensor of a data type it does not support (float64 / Double on most NPU "
+        "operators).", "Convert the tensor before the call (`.float()`, or `.cpu().float().npu()`).", (),
+        "https://www.hiascend.com/document/detail/en/mindstudio/500/msug/msug_000055.html", weight=66),
+    Signature(
+        "ascend.nvme_address_unaligned", "driver",
+        (r"The address does not comply with the NVMe protocol\s*\(must be aligned with 4KB\)",),
+        "The NPU cannot start: the host kernel handed its driver a DMA address that is not 4 KB aligned (a host "
+        "kernel or driver fault, whatever the job).",
+        "Follow Huawei's case for the host kernel (IOMMU / DMA settings) and the driver version; check "
+        "`npu-smi info` and dmesg.", ("npu.health",),
+        "https://support.huawei.com/enterprise/en/doc/EDOC1100116422/62db083/"
+        "ascend-310-ai-processor-cannot-be-started-properly", weight=70),
+    Signature(
+        "torch_npu.shutdown_without_set_device", "device-mapping",
+        (r"in _npu_shutdown\b.*\btorch\._C\._npu_shutdown\(\)\s*RuntimeError",),
+        "torch_npu failed at exit: the process never called torch_npu.npu.set_device, so it was bound to device 0 "
+        "while it created tensors on another NPU.",
+        "Call `torch_npu.npu.set_device(local_rank)` before any NPU work in each process.", ("npu.env",),
+        "https://www.hiascend.com/doc_center/source/zh/Pytorch/600/comref/comaq/commonqa_0009.html", weight=30),
 )

@@ -3,7 +3,20 @@ devices, HCCL on Ascend) and the launcher's own SSH and hostfile. See ``catalog`
 
 from __future__ import annotations
 
+import re
+
 from preflight.explain.signature import Signature
+
+_NEGATION = re.compile(r"\b(?:not|no|never|without)\b|n't\b", re.IGNORECASE)
+
+
+def _affirmed(m: re.Match[str]) -> bool:
+    """Whether a reporter's sentence about a setting says it helped, not that it did not.
+
+    >>> [_affirmed(re.search(".+", t)) for t in ("NCCL_P2P_DISABLE=1 fixes it", "NCCL_P2P_DISABLE=1 doesn't fix it")]
+    [True, False]
+    """
+    return not _NEGATION.search(m.group(0))
 
 _HOSTS_FIX = "preflight run --hosts hosts.yaml verifies SSH to every host (ssh.connect)"
 
@@ -259,4 +272,20 @@ HOSTS: tuple[Signature, ...] = (
         "Install the providers in the image (rdma-core: ibverbs-providers / libmlx5-1, librdmacm1, libibverbs1) "
         "and check `ibv_devinfo` inside the container.",
         ("nccl.ib_hca",), "https://github.com/horovod/horovod/issues/1117", weight=62),
+    # --- round 9 (the spent frozen6 set, folded) -------------------------------------------------------------
+    Signature(
+        "user.p2p_disable_works", "p2p",
+        # what the reporter found, pasted with the log: NCCL_P2P_DISABLE=1 making it run is NCCL's own test for a
+        # GPU peer-to-peer path that the IOMMU or PCIe ACS breaks (its troubleshooting guide); a negation voids it
+        (r"NCCL_P2P_DISABLE=1\b[^.\n]{0,80}?\b(?:resolv\w*|fix(?:es|ed)?|solv\w*|work(?:s|ed)? ?around|"
+         r"did (?:the )?workaround|works|worked|help(?:s|ed)?|makes? it work)\b",
+         r"\b(?:work(?:s|ed)? ?around|fix(?:es|ed)?|resolv\w*|solv\w*) (?:it |this )?(?:by|with) (?:setting )?"
+         r"`?NCCL_P2P_DISABLE=1\b"),
+        "The reporter found that the job runs with NCCL_P2P_DISABLE=1 (shared memory instead of GPU peer-to-peer): "
+        "the P2P path between the GPUs of the host is broken, in NCCL's troubleshooting guide the IOMMU or PCIe "
+        "ACS redirecting P2P traffic.",
+        "Keep P2P and fix the path: boot with iommu=pt (or intel_iommu=off / amd_iommu=off), disable ACS on the "
+        "PCIe switches (BIOS, or `setpci` at boot); NCCL_P2P_DISABLE=1 stays a slow workaround.",
+        ("allreduce",), "https://github.com/NVIDIA/nccl/issues/2079", weight=58,
+        when=_affirmed),
 )

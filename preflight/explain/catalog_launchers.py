@@ -174,4 +174,22 @@ LAUNCHERS: tuple[Signature, ...] = (
         "Install one Open MPI version at the same path on every host (`ssh HOST which orted; mpirun --version`), "
         "or launch with --prefix pointing at it.",
         ("versions", "os"), "https://github.com/horovod/horovod/issues/848", weight=70),
+    # --- round 9 (the spent frozen6 set, folded) -------------------------------------------------------------
+    Signature(
+        "ray.port_conflict", "port-in-use",
+        # python/ray/_private/node.py, the check of the ports the node's components will use
+        (r"Ray component \S+ is trying to use a port number \d+ that is used by other components",),
+        "Two of the Ray node's components got the same port: a port left random (the dashboard agent, the runtime "
+        "env agent, metrics) landed inside the worker port range, or two components were given one port.",
+        "Pin every Ray port (`ray start --dashboard-agent-grpc-port ... --runtime-env-agent-port ... "
+        "--metrics-export-port ...`) outside the worker range, or move the range (--min-worker-port / "
+        "--max-worker-port).", ("ports.listening",), "https://github.com/NVIDIA-NeMo/RL/issues/261", weight=72),
+    Signature(
+        "ray.session_mismatch", "port-in-use",
+        # python/ray/_private/node.py: the GCS on the port answered with another cluster's session
+        (r"Session name session_\S+ does not match persisted value",),
+        "The new Ray node reached a GCS (Redis) on its port that belongs to another Ray cluster: a Ray left "
+        "running on the host (or a neighbour's job with --network=host) holds the port.",
+        "Stop the other Ray (`ray stop --force`) or give each job its own Ray port (--port) and temp dir.",
+        ("ports.listening",), "https://github.com/radixark/miles/pull/2860", weight=72),
 )

@@ -317,4 +317,15 @@ NETWORK: tuple[Signature, ...] = (
         "the routes between those networks.",
         ("net.interface",), "https://github.com/mindspore-ai/docs/blob/010322b13f6e39c9e1b4b1f806e8d7eb847f9001/"
         "docs/mindspore/source_zh_cn/faq/distributed_configure.md", weight=64),
+    # --- round 9 (the spent frozen6 set, folded) -------------------------------------------------------------
+    Signature(
+        "envoy.rbac_denied", "firewall",
+        # Envoy's RBAC filter (source/extensions/filters/common/rbac/utility.cc): the response / connection
+        # termination detail ("_{}" before 1.17, "[{}]" since), and the HTTP body it answers with
+        (r"\brbac_access_denied_matched_policy[\[_]", r"\bRBAC: access denied\b"),
+        "A service-mesh sidecar (Istio's Envoy) denied the connection by an authorization policy: the ranks' "
+        "rendezvous / store / NCCL traffic between pods is intercepted and refused.",
+        "Keep the mesh out of the training pods (`sidecar.istio.io/inject: \"false\"` on the job's pod template), or "
+        "add an AuthorizationPolicy that allows the master port and the collective ports between them.",
+        ("firewall.rules", "net.reachability"), "https://github.com/kubeflow/trainer/issues/1634", weight=70),
 )

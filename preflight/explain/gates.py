@@ -38,10 +38,11 @@ GATES: dict[str, Gate] = {
     # the runtime's "drvRetCode=6" / "drv ret=0x57" / "drvRet[6]", DRV_ERROR_* names; DCMI's -8xxx and names
     "ascend_drv": Gate(("drvretcode", "drvret", "drv ret", "drv_error_", "dev_error_")),
     "dcmi": Gate(("dcmi_err_code_",), re.compile(r"-8[0-9]{3}")),
-    # cudaErrorXxx / CUDA_ERROR_XXX names, "CUDA error", "cuda runtime error", "Cuda failure", THCudaCheck, a number
+    # cudaErrorXxx / CUDA_ERROR_XXX names, "CUDA error", "cuda runtime error", "Cuda failure", THCudaCheck, CUresult,
+    # a number
     # after "error code", and the texts no other library prints (recognised without a CUDA marker)
     "cuda_error": Gate(("cudaerror", "cudasuccess", "cuda_error", "cuda_success", "cuda error", "cuda runtime error",
-                        "cuda failure", "thcudacheck", "error code",
+                        "curesult", "cuda failure", "thcudacheck", "error code",
                         *(text for text, _ in table_cuda_error._BARE))),
     # hipErrorXxx / hipSuccess names, "HIP error", a hip_*.cpp runtime log line (table_hip_error)
     "hip_error": Gate(("hiperror", "hipsuccess", "hip error", "hip_")),

@@ -16,7 +16,8 @@ from CUDA 13.0's ``cuda.h``) share the numbers and map onto the same entries. Lo
 - NCCL: ``Cuda failure 'out of memory'`` (runtime calls), ``Cuda failure 999 'unknown error'`` (driver calls);
 - the name: ``cudaErrorMemoryAllocation`` (CuPy, cuda-samples' ``code=2(cudaErrorMemoryAllocation)``),
   ``CUDA_ERROR_NO_DEVICE`` (JAX, TensorFlow, numba);
-- a number next to CUDA: ``cudaError_t 700``, ``CUDA Error 802``, ``CUDA error code=700``.
+- a number next to CUDA: ``cudaError_t 700``, ``CUDA Error 802``, ``CUDA error code=700``; a ``CUresult`` by number
+  (``CUresult error result=2 file=csrc/torch_memory_saver.cpp func=cu_mem_create``).
 
 >>> [(d.code.code, d.code.name, d.code.category) for d in TABLE.decode("RuntimeError: CUDA error: device-side assert "
 ...                                                                  "triggered")]
@@ -314,7 +315,9 @@ _NAME = re.compile(r"\b(cuda(?:Error[A-Za-z]+|Success)|CUDA_(?:ERROR_[A-Z0-9_]+|
 _MARKER = re.compile(r"(?:\bcuda(?: runtime)? error|\bcuda failure|\bTHCudaCheck FAIL[^:]*|\bCUDA_ERROR_[A-Z_]+"
                      r"|\bcudaError[A-Za-z]*)\s*(?:\(?\d+\)?)?\s*[:'\"=,]*\s*", re.IGNORECASE)
 _NUMBER = re.compile(r"\bcudaError(?:_t)?\s*[=:(]?\s*(\d+)\b|\bCUDA error(?: code)?\s*[=:#]?\s*(\d+)\b"
-                     r"|\bcuda\b[^\n]{0,80}?\berror code\s*[=:]?\s*(\d+)\b", re.IGNORECASE)
+                     r"|\bcuda\b[^\n]{0,80}?\berror code\s*[=:]?\s*(\d+)\b"
+                     # a driver API result by number (torch_memory_saver's "CUresult error result=2 ... cu_mem_create")
+                     r"|\bCUresult\b[^\n]{0,30}?\b(?:result|error|code|status)\s*[=:]\s*(\d+)\b", re.IGNORECASE)
 
 
 def find(line: str) -> list[str]:
