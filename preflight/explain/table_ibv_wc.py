@@ -140,11 +140,7 @@ def find(line: str) -> list[str]:
             found.append((m.start(), number))
     if _COMPLETION.search(line):
         found += [(m.start(), _BY_TEXT[m[0].lower()]) for m in _TEXT.finditer(line)]
-    out: list[str] = []
-    for _, code in sorted(found):
-        if code not in out:
-            out.append(code)
-    return out
+    return list(dict.fromkeys(code for _, code in sorted(found)))
 
 
 TABLE = CodeTable("ibv_wc_status", SOURCE, VERSION, ENTRIES, find)
