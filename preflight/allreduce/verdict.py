@@ -189,6 +189,24 @@ def _alone_at(first: PairResult, again: PairResult) -> PairResult:
                       again.correct, again.error)
 
 
+def _alone_text(first: PairResult, again: PairResult | None) -> str:
+    """What the pair's run alone gave, for a pair that stays slow ("" when it was not measured again).
+
+    >>> from preflight.allreduce.schedule import Pair
+    >>> p = Pair(0, "intra", "a", 0, "a", 1, 29600)
+    >>> _alone_text(PairResult(p, {1 << 18: 0.1}), PairResult(p, {1 << 18: 0.12}, {1 << 18: 0.12}))
+    '; alone: 0.12 GB/s at 262144 B'
+    >>> _alone_text(PairResult(p, {1 << 18: 0.1}), PairResult(p, error="rank 1 (a): timed out"))
+    '; alone: did not complete (rank 1 (a): timed out)'
+    """
+    if again is None:
+        return ""
+    if again.error is not None or not again.busbw:
+        return f"; alone: did not complete ({(again.error or 'no size measured')[:200]})"
+    alone = _alone_at(first, again)
+    return f"; alone: {alone.figure:.3g} GB/s at {_size(alone.size)}"
+
+
 def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, floor_gbps: float,
           pattern: str, remeasured: Mapping[int, PairResult] | None = None,
           hardware: Mapping[int, tuple[float, str]] | None = None,
@@ -273,7 +291,8 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
         figure = (f"busbw {r.figure:.3g} GB/s (algbw {r.algbw[r.size]:.3g}) at {_size(r.size)}, "
                   f"{ratio_text(r.figure, exp.get(p.index))} "
                   f"(reference {medians[p.index]:.3g}: median of the {_group_text(p)} pairs' endpoints"
-                  + (f"; floor {floor:.3g} GB/s: {how}" if floor > 0 else "") + ")")
+                  + (f"; floor {floor:.3g} GB/s: {how}" if floor > 0 else "") + ")"
+                  + _alone_text(r, (remeasured or {}).get(p.index)))
         culprit = _culprit(p, suspects, bad_devices)
         if culprit is not None:
             leader = culprit[0] == p.host and culprit[1] in (None, p.device)  # the culprit is rank 0's side
