@@ -18,8 +18,10 @@ node reports x a published share); below ``expected_fraction`` of it a pair is s
 ``nic_gbps``: the line rate (Gb/s) of hosts whose interface reports none (virtual NICs), for gloo.
 
 A pair below ``fraction`` of its class's reference is measured again alone (the ``confirm_max`` slowest,
-after every round): normal alone, it is a ``warn`` (contention or an ECMP collision), not a slow link; a
-slow pair not measured again is blamed only when it shares a host confirmed slow with two or more partners.
+after every round): normal alone, it is a ``warn`` (contention or an ECMP collision), not a slow link; still slow
+alone, a pair of its class that was fine in the rounds runs alone right after it, and the pair is blamed only when
+below ``fraction`` x that control too (else a ``warn``: the hosts were slow at that moment); a slow pair not
+measured again is blamed only when it shares a host confirmed slow with two or more partners.
 
 ``mode: bisect`` (``--bisect`` on ``run`` and ``bench allreduce``) runs one all_reduce over every host instead,
 and splits a group below expected (or hung) into halves run together, recursively, confirming each suspect in a
@@ -46,6 +48,7 @@ from typing import Any, ClassVar
 from preflight.allreduce import bisect, bisect_devices
 from preflight.allreduce.bisect_devices_verdict import findings as device_findings
 from preflight.allreduce.bisect_verdict import findings as bisect_findings
+from preflight.allreduce.confirm import Confirmations, alone_slow, control_pair, replay
 from preflight.allreduce.expected import Expected
 from preflight.allreduce.floor import Rates, host_expected, intra_expected, lower, pair_expected
 from preflight.allreduce.nic import SPEEDS_COMMAND, parse_speeds
@@ -228,16 +231,16 @@ class AllreduceCheck(ActiveCheck):
         return hosts, devices, groups
 
     def followups(self, facts: Mapping[str, Facts], ctx: EvalContext, done: Sequence[StepOutcome]) -> list[Step]:
-        """pairs: each slow pair measured again alone (nothing else running) before it is blamed, once; bisect:
-        the next round of the search (across hosts, then within the nodes), until it is over."""
+        """pairs: each slow pair measured again alone (nothing else running) before it is blamed, once, and one
+        still slow alone followed by its control (preflight.allreduce.confirm), a step each; bisect: the next round
+        of the search (across hosts, then within the nodes), until it is over."""
         if ctx.params.get("mode") == "bisect":
             _, _, groups = self.searches(facts, ctx, done)
             return [self._group_step(groups, {h.name: h for h in ctx.hosts}, ctx)] if groups else []
-        rounds = self.rounds(facts, ctx)
-        if len(done) != len(rounds):
+        if len(done) < len(self.rounds(facts, ctx)):
             return []
-        _, again = self.first_results(facts, ctx, done)
-        return [self._step([r.pair], {h.name: h for h in ctx.hosts}, ctx) for r in again]
+        _, confirmations = self.confirmations(facts, ctx, done)
+        return [self._step([pair], {h.name: h for h in ctx.hosts}, ctx) for pair in confirmations.next]
 
     def _group_step(self, groups: Sequence[bisect.Group], hosts: Mapping[str, Host], ctx: EvalContext) -> Step:
         """One round: every group's ranks at once (rank i on group.hosts[i], rank 0 the store): across hosts one
@@ -274,6 +277,27 @@ class AllreduceCheck(ActiveCheck):
         slow, _ = slow_pairs([r for r in results if r.error is None], float(ctx.params["fraction"]),
                              float(ctx.params["floor_gbps"]), self.hardware_floors(results, facts, ctx))
         return results, sorted(slow, key=lambda r: r.figure)[:max(0, int(ctx.params["confirm_max"]))]
+
+    def confirmations(self, facts: Mapping[str, Facts], ctx: EvalContext,
+                      outcomes: Sequence[StepOutcome]) -> tuple[list[PairResult], Confirmations]:
+        """The rounds' pair results and the confirmation runs after them, replayed (preflight.allreduce.confirm):
+        each slow pair alone, and a control of its class alone right after one still slow alone; with what runs
+        next."""
+        results, again = self.first_results(facts, ctx, outcomes)
+        later = outcomes[len(self.rounds(facts, ctx)):]
+        fraction, floor_gbps = float(ctx.params["fraction"]), float(ctx.params["floor_gbps"])
+        hardware = self.hardware_floors(results, facts, ctx)
+        measured = [r for r in results if r.error is None]
+        slow_ids = {r.pair.index for r in slow_pairs(measured, fraction, floor_gbps, hardware)[0]}
+
+        def read(k: int, pair: Pair) -> PairResult:
+            lines = [line for outs in later[k].foreground.values()
+                     for line in parse_lines(outs.get("ranks", ProbeOutput("")).stdout)]
+            return merge([pair], lines, self.probe_timeout(ctx))[0]
+
+        return results, replay(again, len(later), read,
+                               lambda first, alone: alone_slow(first, alone, measured, fraction, floor_gbps, hardware),
+                               lambda first: control_pair(first, measured, slow_ids))
 
     def _step(self, pairs: Sequence[Pair], hosts: Mapping[str, Host], ctx: EvalContext) -> Step:
         """One step running ``pairs`` at once: each host's ranks start together and the probe waits for all."""
@@ -324,17 +348,13 @@ class AllreduceCheck(ActiveCheck):
             if within is not None and within.rounds:
                 findings += device_findings(within, sum(len(r) for r in within.rounds))
             return findings
-        results, again = self.first_results(facts, ctx, outcomes)
-        later = outcomes[len(rounds):]
-        lines = [line for o in later for outs in o.foreground.values()
-                 for line in parse_lines(outs.get("ranks", ProbeOutput("")).stdout)]
-        remeasured = {r.pair.index: r for r in merge([r.pair for r in again][:len(later)], lines,
-                                                      self.probe_timeout(ctx))}
+        results, confirmed = self.confirmations(facts, ctx, outcomes)
         return findings + judge(results, self.usable(facts, ctx), float(ctx.params["fraction"]),
                                 float(ctx.params["floor_gbps"]),
                                 self.pattern(len(self.usable(facts, ctx)), ctx),
-                                remeasured if later else None,  # None: no confirmation phase ran
-                                self.hardware_floors(results, facts, ctx), self.expected(results, facts, ctx))
+                                confirmed.remeasured if len(outcomes) > len(rounds) else None,  # None: none ran
+                                self.hardware_floors(results, facts, ctx), self.expected(results, facts, ctx),
+                                confirmed.controls)
 
     def rates(self, facts: Mapping[str, Facts], ctx: EvalContext) -> Rates:
         """What the expected busbw is derived from (preflight.allreduce.floor)."""

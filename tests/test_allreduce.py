@@ -80,9 +80,11 @@ def run(ctx: EvalContext, speed: dict[frozenset[str], float] | Callable[[Pair], 
     return CHECK.judge(facts, outcomes, ctx)
 
 
-def run_confirmed(ctx: EvalContext, first: dict[frozenset[str], float],
-                  alone: dict[frozenset[str], float]) -> tuple[list[Finding], int]:
-    """Rounds at ``first`` speeds, then the check's follow-up steps (slow pairs alone) at ``alone`` speeds."""
+def run_confirmed(ctx: EvalContext, first: dict[frozenset[str], float], alone: dict[frozenset[str], float],
+                  control: float = 1.0, log: list[str] | None = None) -> tuple[list[Finding], int]:
+    """Rounds at ``first`` speeds, then the check's follow-up steps until it plans no more: slow pairs alone at
+    ``alone`` speeds, controls (pairs fine in the rounds, run after one still slow alone) at ``control``. Returns
+    the findings and how many slow pairs ran alone; ``log`` gets each follow-up's pair label, controls marked."""
     facts = torch_facts(ctx)
     outcomes = []
     for pairs in CHECK.rounds(facts, ctx):
@@ -91,18 +93,23 @@ def run_confirmed(ctx: EvalContext, first: dict[frozenset[str], float],
             for rank, host in ((0, p.host), (1, p.peer)):
                 text.setdefault(host, []).append(line(p, rank, first.get(frozenset((p.host, p.peer)), 1.0)))
         outcomes.append(StepOutcome({}, {h: {"ranks": ProbeOutput("\n".join(t) + "\n")} for h, t in text.items()}))
-    followups = CHECK.followups(facts, ctx, outcomes)
     again = {r.pair.index: r.pair for r in CHECK.first_results(facts, ctx, outcomes)[1]}
-    for step in followups:
-        assert len(step.foreground) == 2, "a slow pair is measured alone: its two hosts only"
-        text = {}
-        for host, probes in step.foreground.items():
-            index = int(probes[0].command.split("PF_PAIR=")[1].split()[0])
-            pair = again[index]
-            rank = 0 if host == pair.host else 1
-            text[host] = [line(pair, rank, alone.get(frozenset((pair.host, pair.peer)), 1.0))]
-        outcomes.append(StepOutcome({}, {h: {"ranks": ProbeOutput("\n".join(t) + "\n")} for h, t in text.items()}))
-    return CHECK.judge(facts, outcomes, ctx), len(followups)
+    every = {p.index: p for r in CHECK.rounds(facts, ctx) for p in r}
+    alone_runs = 0
+    while followups := CHECK.followups(facts, ctx, outcomes):
+        for step in followups:
+            text = {}
+            for host, probes in step.foreground.items():
+                index = int(probes[0].command.split("PF_PAIR=")[1].split()[0])
+                pair = every[index]
+                assert len(step.foreground) == len({pair.host, pair.peer}), "a pair alone: its hosts only"
+                speed = alone.get(frozenset((pair.host, pair.peer)), 1.0) if index in again else control
+                text[host] = [line(pair, rank, speed) for rank, on in enumerate((pair.host, pair.peer)) if on == host]
+            alone_runs += index in again
+            (log if log is not None else []).append(pair.label + ("" if index in again else " (control)"))
+            outcomes.append(StepOutcome({}, {h: {"ranks": ProbeOutput("\n".join(t) + "\n")}
+                                             for h, t in text.items()}))
+    return CHECK.judge(facts, outcomes, ctx), alone_runs
 
 
 def test_a_pair_slow_once_but_normal_alone_is_a_warning_not_a_fail() -> None:

@@ -4,6 +4,7 @@ A pair's figure is its busbw at the largest size it measured; it is slow when be
 ``fraction`` x the reference of its class (intra / inter) at that size (the median over device
 endpoints of each endpoint's median pair: robust to a slow host that is in most pairs), or below
 ``floor_gbps``.
+A slow pair is blamed only once confirmed (preflight.allreduce.confirm: alone, then beside a control of its class).
 A host slow with every partner (at least two) is the suspect; a slow pair between two otherwise
 healthy hosts is a link problem.
 
@@ -18,15 +19,14 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from preflight.allreduce.confirm import alone_text, confirm
 from preflight.allreduce.expected import Expected, ratio_text
+from preflight.allreduce.results import PairResult, below, floor_of, reference, size_text
 from preflight.allreduce.schedule import Pair
 from preflight.findings import finding, median
 from preflight.model import Finding, Status
-
-MiB = 1 << 20
 
 
 def parse_lines(text: str) -> list[dict[str, Any]]:
@@ -43,40 +43,6 @@ def parse_lines(text: str) -> list[dict[str, Any]]:
         if isinstance(data, dict) and isinstance(data.get("pair"), int) and not isinstance(data.get("pair"), bool):
             found.append(data)
     return found
-
-
-def reference(results: Sequence[PairResult], size: int) -> float:
-    """The healthy figure at ``size``: the median over endpoints (host, device) of each one's median pair.
-
-    A plain median of pairs fails on small clusters: with 3 hosts a slow host is in 2 of the 3 pairs
-    and would be the median itself. Each endpoint's own median keeps one slow partner from dragging a
-    healthy endpoint down, so the reference stays at the healthy figure.
-    """
-    per_endpoint: dict[tuple[str, int], list[float]] = defaultdict(list)
-    for r in results:
-        if size in r.busbw:
-            per_endpoint[(r.pair.host, r.pair.device)].append(r.busbw[size])
-            per_endpoint[(r.pair.peer, r.pair.peer_device)].append(r.busbw[size])
-    return median([median(v) for v in per_endpoint.values()]) if per_endpoint else 0.0
-
-
-@dataclass
-class PairResult:
-    """One pair's merged outcome: sizes (bytes -> busbw, algbw), correctness, or why it failed."""
-
-    pair: Pair
-    busbw: dict[int, float] = field(default_factory=dict)
-    algbw: dict[int, float] = field(default_factory=dict)
-    correct: bool = True
-    error: str | None = None
-
-    @property
-    def size(self) -> int:
-        return max(self.busbw, default=0)
-
-    @property
-    def figure(self) -> float:
-        return self.busbw.get(self.size, 0.0)
 
 
 def merge(pairs: Sequence[Pair], lines: Sequence[dict[str, Any]], timeout: float) -> list[PairResult]:
@@ -122,95 +88,16 @@ def slow_pairs(measured: Sequence[PairResult], fraction: float, floor_gbps: floa
     medians: dict[int, float] = {}
     for r in measured:
         medians[r.pair.index] = reference([o for o in measured if o.pair.group == r.pair.group], r.size)
-        if _below(r, medians[r.pair.index], fraction, _floor(r, floor_gbps, hardware)):
+        if below(r, medians[r.pair.index], fraction, floor_of(r, floor_gbps, hardware)):
             slow.append(r)
     return slow, medians
-
-
-def _floor(result: PairResult, floor_gbps: float, hardware: Mapping[int, tuple[float, str]] | None) -> float:
-    return floor_gbps if floor_gbps > 0 else (hardware or {}).get(result.pair.index, (0.0, ""))[0]
-
-
-def _below(result: PairResult, reference_gbps: float, fraction: float, floor_gbps: float) -> bool:
-    return result.figure < fraction * reference_gbps or (floor_gbps > 0 and result.figure < floor_gbps)
-
-
-def confirm(slow: Sequence[PairResult], measured: Sequence[PairResult], remeasured: Mapping[int, PairResult] | None,
-            fraction: float, floor_gbps: float, hardware: Mapping[int, tuple[float, str]] | None = None,
-            ) -> tuple[list[PairResult], list[tuple[PairResult, PairResult]], list[PairResult]]:
-    """Slow pairs measured again alone: (those still slow, (first, alone) of those that recovered, those left
-    unconfirmed).
-
-    A pair whose second run failed stays slow: only a clean second figure at or above the class reference
-    clears it. The alone figure is read at the size the pair was found slow at (the same reference: the
-    class's figure at that size from the rounds), or at its largest size when the alone run did not get
-    there; a larger size would be judged against the few pairs of the rounds that reached it.
-    A pair not measured again (past ``confirm_max``) stays slow only when it shares a host that is confirmed
-    slow with two or more partners (that host explains it; a host paired once with a bad one does not);
-    otherwise it is left unconfirmed, never blamed. With no confirmation phase at all (``remeasured`` None:
-    ``confirm_max`` 0) every slow pair stays slow."""
-    if remeasured is None:
-        return list(slow), [], []
-    still: list[PairResult] = []
-    recovered: list[tuple[PairResult, PairResult]] = []
-    waiting: list[PairResult] = []
-    for r in slow:
-        again = remeasured.get(r.pair.index)
-        if again is None:
-            waiting.append(r)
-        elif again.error is not None or not again.busbw:
-            still.append(r)
-        else:
-            alone = _alone_at(r, again)
-            ref = reference([o for o in measured if o.pair.group == r.pair.group], alone.size)
-            (still.append(r) if _below(alone, ref, fraction, _floor(r, floor_gbps, hardware))
-             else recovered.append((r, alone)))
-    partners: dict[str, set[str]] = {}
-    for r in still:
-        partners.setdefault(r.pair.host, set()).add(r.pair.peer)
-        partners.setdefault(r.pair.peer, set()).add(r.pair.host)
-    blamed = {h for h, others in partners.items() if len(others) >= 2}  # slow, confirmed, with 2+ partners
-    unconfirmed = [r for r in waiting if not {r.pair.host, r.pair.peer} & blamed]
-    still += [r for r in waiting if {r.pair.host, r.pair.peer} & blamed]
-    return still, recovered, unconfirmed
-
-
-def _alone_at(first: PairResult, again: PairResult) -> PairResult:
-    """``again`` (the pair measured alone) cut to the size ``first`` was judged at, when it measured it.
-
-    >>> from preflight.allreduce.schedule import Pair
-    >>> p = Pair(0, "intra", "a", 0, "a", 1, 29600)
-    >>> first = PairResult(p, {1 << 18: 0.1}, {1 << 18: 0.1})
-    >>> _alone_at(first, PairResult(p, {1 << 18: 0.4, 1 << 20: 0.9}, {1 << 18: 0.4, 1 << 20: 0.9})).busbw
-    {262144: 0.4}
-    """
-    size = first.size if first.size in again.busbw else again.size
-    return PairResult(again.pair, {size: again.busbw[size]}, {size: again.algbw.get(size, again.busbw[size])},
-                      again.correct, again.error)
-
-
-def _alone_text(first: PairResult, again: PairResult | None) -> str:
-    """What the pair's run alone gave, for a pair that stays slow ("" when it was not measured again).
-
-    >>> from preflight.allreduce.schedule import Pair
-    >>> p = Pair(0, "intra", "a", 0, "a", 1, 29600)
-    >>> _alone_text(PairResult(p, {1 << 18: 0.1}), PairResult(p, {1 << 18: 0.12}, {1 << 18: 0.12}))
-    '; alone: 0.12 GB/s at 262144 B'
-    >>> _alone_text(PairResult(p, {1 << 18: 0.1}), PairResult(p, error="rank 1 (a): timed out"))
-    '; alone: did not complete (rank 1 (a): timed out)'
-    """
-    if again is None:
-        return ""
-    if again.error is not None or not again.busbw:
-        return f"; alone: did not complete ({(again.error or 'no size measured')[:200]})"
-    alone = _alone_at(first, again)
-    return f"; alone: {alone.figure:.3g} GB/s at {_size(alone.size)}"
 
 
 def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, floor_gbps: float,
           pattern: str, remeasured: Mapping[int, PairResult] | None = None,
           hardware: Mapping[int, tuple[float, str]] | None = None,
-          expected: Mapping[int, Expected] | None = None) -> list[Finding]:
+          expected: Mapping[int, Expected] | None = None,
+          controls: Mapping[int, PairResult] | None = None) -> list[Finding]:
     """Findings: allreduce.run (errors), allreduce.correct, allreduce.busbw (slow pairs, suspects), and one
     allreduce.pair pass finding with the figures of every measured pair that is not slow.
 
@@ -218,7 +105,9 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
     that is normal alone is a ``warn`` (contention or an ECMP collision), not a slow link; one not measured
     again is blamed only next to a pair confirmed slow (see :func:`confirm`). ``hardware``: inter pairs' floors from the
     line rate (pair index -> (GB/s, how)), used where ``floor_gbps`` is not set; ``expected``: each pair's expected
-    busbw (preflight.allreduce.expected), which every pair finding reports its figure against."""
+    busbw (preflight.allreduce.expected), which every pair finding reports its figure against; ``controls``: for a
+    pair still slow alone, a known-good pair of its class run alone right after it (slow pair index -> the control's
+    result), which excuses it when it was as slow then (a ``warn``)."""
     findings: list[Finding] = []
     exp = expected or {}
     measured = [r for r in results if r.error is None]
@@ -239,12 +128,13 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
                 observed="wrong sum", expected="sum of rank+1", peer=p.peer, device=p.device,
                 peer_device=p.peer_device, remedy="check the devices' memory (ECC) and the driver on both hosts"))
     slow, medians = slow_pairs(measured, fraction, floor_gbps, hardware)
-    slow, recovered, unconfirmed = confirm(slow, measured, remeasured, fraction, floor_gbps, hardware)
+    slow, recovered, excused, unconfirmed = confirm(slow, measured, remeasured, fraction, floor_gbps, hardware,
+                                                    controls)
     for r in unconfirmed:
         p = r.pair
         findings.append(finding(
             "allreduce.busbw", p.host, Status.WARN,
-            f"pair {p.label} slow in its round ({r.figure:.3g} GB/s at {_size(r.size)}, reference "
+            f"pair {p.label} slow in its round ({r.figure:.3g} GB/s at {size_text(r.size)}, reference "
             f"{medians[p.index]:.3g}) and not measured again alone (only the slowest pairs are: confirm_max), "
             "while no pair confirmed slow shares a host with it: not blamed",
             observed=f"{r.figure:.3g} GB/s with other pairs running", expected=f">= {fraction:g} x median",
@@ -255,13 +145,25 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
         p = first.pair
         findings.append(finding(
             "allreduce.busbw", p.host, Status.WARN,
-            f"pair {p.label} slow once ({first.figure:.3g} GB/s at {_size(first.size)}, reference "
-            f"{medians[p.index]:.3g}), normal alone ({alone.figure:.3g} GB/s at {_size(alone.size)}): contention "
+            f"pair {p.label} slow once ({first.figure:.3g} GB/s at {size_text(first.size)}, reference "
+            f"{medians[p.index]:.3g}), normal alone ({alone.figure:.3g} GB/s at {size_text(alone.size)}): contention "
             f"or an ECMP collision, not a slow link",
             observed=f"{first.figure:.3g} GB/s with other pairs running, {alone.figure:.3g} GB/s alone",
             expected=f">= {fraction:g} x median", peer=p.peer, device=p.device, peer_device=p.peer_device,
             remedy="none needed if it does not repeat; if it does, look at the switch's ECMP hashing and the "
                    "other traffic on these hosts", **_figures(alone, exp)))
+    for first, alone, control in excused:
+        p, c = first.pair, control.pair
+        findings.append(finding(
+            "allreduce.busbw", p.host, Status.WARN,
+            f"pair {p.label} slow in its round ({first.figure:.3g} GB/s at {size_text(first.size)}, reference "
+            f"{medians[p.index]:.3g}) and alone ({alone.figure:.3g} GB/s at {size_text(alone.size)}), but a pair of "
+            f"its class that was fine in the rounds, {c.label}, gave {control.figure:.3g} GB/s alone right after "
+            f"it (not below {fraction:g} x that): the hosts or the network were slow then, not this link",
+            observed=f"{alone.figure:.3g} GB/s alone, {control.figure:.3g} GB/s for {c.label} right after",
+            expected=f">= {fraction:g} x median", peer=p.peer, device=p.device, peer_device=p.peer_device,
+            remedy="none needed if it does not repeat; if it does, rerun when the hosts are idle "
+                   "(other jobs' CPU or network load)", **_figures(alone, exp)))
     slow_ids = {r.pair.index for r in slow}
     suspects, bad_devices = _suspects(measured, slow_ids, hosts)
     failed_busbw: set[str] = set()
@@ -286,13 +188,13 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
         failed_busbw.add(h)
     for r in slow:
         p = r.pair
-        floor = _floor(r, floor_gbps, hardware)
+        floor = floor_of(r, floor_gbps, hardware)
         how = (hardware or {}).get(p.index, (0.0, ""))[1] if floor_gbps <= 0 else "floor_gbps"
-        figure = (f"busbw {r.figure:.3g} GB/s (algbw {r.algbw[r.size]:.3g}) at {_size(r.size)}, "
+        figure = (f"busbw {r.figure:.3g} GB/s (algbw {r.algbw[r.size]:.3g}) at {size_text(r.size)}, "
                   f"{ratio_text(r.figure, exp.get(p.index))} "
                   f"(reference {medians[p.index]:.3g}: median of the {_group_text(p)} pairs' endpoints"
                   + (f"; floor {floor:.3g} GB/s: {how}" if floor > 0 else "") + ")"
-                  + _alone_text(r, (remeasured or {}).get(p.index)))
+                  + alone_text(r, (remeasured or {}).get(p.index), (controls or {}).get(p.index)))
         culprit = _culprit(p, suspects, bad_devices)
         if culprit is not None:
             leader = culprit[0] == p.host and culprit[1] in (None, p.device)  # the culprit is rank 0's side
@@ -334,21 +236,21 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
             findings.append(finding(
                 "allreduce.busbw", host, Status.PASS,
                 f"{len(mine)} pairs of {host} ok: best {best.figure:.3g} GB/s at "
-                f"{_size(best.size)}, median {median(figures):.3g} GB/s ({pattern}){against}",
+                f"{size_text(best.size)}, median {median(figures):.3g} GB/s ({pattern}){against}",
                 observed=f"median busbw {median(figures):.3g} GB/s"))
         if all(r.correct for r in mine):
             findings.append(finding("allreduce.correct", host, Status.PASS,
                                     f"all_reduce sums right in {len(mine)} pairs of {host}"))
-    recovered_ids = {first.pair.index for first, _ in recovered}
+    recovered_ids = {first.pair.index for first, _ in recovered} | {first.pair.index for first, _, _ in excused}
     for r in measured:
         if r.pair.index in slow_ids or r.pair.index in recovered_ids:
             continue  # its figures are on its allreduce.busbw fail (or warn) finding(s)
         p = r.pair
         findings.append(finding(
             "allreduce.pair", p.host, Status.PASS,
-            f"{p.label}{f' ({p.link})' if p.link else ''} busbw {r.figure:.3g} GB/s at {_size(r.size)} "
+            f"{p.label}{f' ({p.link})' if p.link else ''} busbw {r.figure:.3g} GB/s at {size_text(r.size)} "
             f"({ratio_text(r.figure, exp.get(p.index))})",
-            observed=f"busbw {r.figure:.3g} GB/s (algbw {r.algbw[r.size]:.3g}) at {_size(r.size)}",
+            observed=f"busbw {r.figure:.3g} GB/s (algbw {r.algbw[r.size]:.3g}) at {size_text(r.size)}",
             peer=p.peer, device=p.device, peer_device=p.peer_device, **_figures(r, exp)))
     errored = {h for r in results if r.error is not None for h in (r.pair.host,)}
     for host in hosts:
@@ -423,10 +325,6 @@ def _culprit(pair: Pair, hosts_bad: dict[str, str],
 def _group_text(pair: Pair) -> str:
     """How the report names a pair's comparison class: "inter-host", "intra-host", "NV12 intra-host"."""
     return f"{pair.link} intra-host" if pair.link else f"{pair.kind}-host"
-
-
-def _size(n: int) -> str:
-    return f"{n / MiB:g} MiB" if n >= MiB else f"{n} B"
 
 
 def _int(value: object) -> int:
