@@ -6,7 +6,9 @@ round. A member of these groups is a unit ``host/device`` (``unit``), so the sea
 halves and merge: a host group below what it should give, or hung, is split into halves of its devices run
 together, recursively; a group of three devices or fewer (``bisect.MIN_SPLIT``) makes each of its devices a
 suspect, named only once confirmed in a pair with a known-good device of the same host (one of a group that was
-fine), the good device as rank 0: confirm before blame.
+fine), the good device as rank 0: confirm before blame. A confirming pair that is slow (not hung) runs once more
+in the next round (``CONFIRM_RUNS``): on a loaded box one run of a healthy pair can fall below its reference, two
+in a row rarely do; the device is named only when both are slow.
 
 A whole-node group runs at its slowest link (NVLink pairs beside PCIe and cross-socket ones: ``nvidia-smi topo
 -m``), and its halves at theirs, so a group is never compared with another set of devices: only with the same
@@ -19,8 +21,8 @@ the same devices in its round; without either (one host, no rate) it is ``unjudg
 whole-node group of a round of ``bisect.SHARED_AT`` or more is slow, the cause is shared and the search stops.
 
 One slow device among k on one host costs 1 + 2 x (ceil(log2 k) - 1) group rounds' runs on that host down to a
-pair, plus 2 confirming pairs: at k = 8, 1 + 4 + 2 = 7 runs on it in 4 rounds (+ one reference run per device
-set beside each, on another host); a healthy cluster costs 1 round.
+pair, plus 2 confirming pairs and the slow one's second run: at k = 8, 1 + 4 + 2 + 1 = 8 runs on it in 5 rounds
+(+ one reference run per device set beside each, on another host); a healthy cluster costs 1 round.
 
 >>> unit("node1", 3), split("node1/3")
 ('node1/3', ('node1', 3))
@@ -48,6 +50,7 @@ from preflight.allreduce.bisect import (
 from preflight.allreduce.expected import Expected, ratio_text
 from preflight.allreduce.schedule import free_ports
 
+CONFIRM_RUNS = 2  # a device slow with a known-good device is paired once more before it is named (a hang: once)
 Link = Callable[[str, int, int], "str | None"]  # (host, device i, device j) -> link class (None: not allowed)
 Expect = Callable[[str, Sequence[int], int], "Expected | None"]  # (host, devices, bytes) -> expected busbw
 
@@ -134,6 +137,10 @@ def next_groups(counts: Mapping[str, int], search: Search, link: Link, base_port
         return []
     groups = halved(flagged, search, lambda j: len(j.result.group.hosts) >= MIN_SPLIT, halves, index, number, ports)
     index += len(groups)
+    for again in (str(j.result.group.suspect) for j in last if j.result.group.suspect is not None
+                  and j.verdict == "slow" and confirmations(search, str(j.result.group.suspect)) < CONFIRM_RUNS):
+        if again not in search.suspects:
+            search.suspects.append(again)  # slow once with a known-good device: once more before it is named
     busy = {m for g in groups for m in g.hosts}
     partners = [m for m in search.good if m not in busy]
     waiting = []
@@ -152,6 +159,11 @@ def next_groups(counts: Mapping[str, int], search: Search, link: Link, base_port
         groups.append(Group(index, number, members, next(ports), reference=True))
         index += 1
     return groups
+
+
+def confirmations(search: Search, suspect: str) -> int:
+    """How many confirming pairs ``suspect`` has run in so far."""
+    return sum(1 for r in search.rounds for j in r if j.result.group.suspect == suspect)
 
 
 def references(groups: Sequence[Group], hosts: Sequence[str], search: Search, link: Link) -> list[tuple[str, ...]]:
@@ -219,10 +231,11 @@ devices (same links) on another host in round 0')]
 
 
 def run_limit(counts: Mapping[str, int]) -> int:
-    """The most rounds the search may take: 2 x ceil(log2 k) + 4 for the largest host's k devices.
+    """The most rounds the search may take: 2 x ceil(log2 k) + 5 for the largest host's k devices (the last: a slow
+    confirming pair's second run).
 
     >>> run_limit({"a": 8}), run_limit({})
-    (10, 0)
+    (11, 0)
     """
     most = max(counts.values(), default=0)
-    return 2 * max(1, (most - 1).bit_length()) + 4 if most >= 2 else 0
+    return 2 * max(1, (most - 1).bit_length()) + 5 if most >= 2 else 0

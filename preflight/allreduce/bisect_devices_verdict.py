@@ -4,11 +4,11 @@
   against expected and verdict; ``pass`` for a group that was fine, a reference run or one not judged, ``warn``
   for one that was slow or hung and was split or confirmed.
 - ``allreduce.busbw`` ``fail`` on a named device (``host``, ``device``; its known-good partner ``peer_device``):
-  slow or hung with a known-good device of its own host, after slow or hung groups. ``warn`` for a suspect its
-  partner cleared, for one left unconfirmed (no known-good device of its host, or nothing to compare with), and
-  for a slow pair whose two devices are both fine with other partners (the link between them: the pair test
-  judges it). ``fail`` with no host when every host's group of a round of four or more was below expected (a
-  shared cause); ``pass`` with no host when nobody is named within the nodes.
+  slow twice running (or hung once) with a known-good device of its own host, after slow or hung groups. ``warn``
+  for a suspect its partner cleared, for one left unconfirmed (no known-good device of its host, or nothing to
+  compare with), and for a slow pair whose two devices are both fine with other partners (the link between them:
+  the pair test judges it). ``fail`` with no host when every host's group of a round of four or more was below
+  expected (a shared cause); ``pass`` with no host when nobody is named within the nodes.
 
 >>> from preflight.allreduce.bisect import Group, GroupResult, Judged, Search
 >>> s = Search([[Judged(GroupResult(Group(0, 1, ("a/0", "a/1"), 1), busbw=1.0), "ok", "1 GB/s")]])
@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 from preflight.allreduce.bisect import MIN_SPLIT, Judged, Search, halves
-from preflight.allreduce.bisect_devices import describe, host_of, split
+from preflight.allreduce.bisect_devices import CONFIRM_RUNS, describe, host_of, split
 from preflight.allreduce.bisect_verdict import figures_of
 from preflight.findings import finding
 from preflight.model import Finding, Status
@@ -40,28 +40,35 @@ def findings(search: Search, runs: int) -> list[Finding]:
                            remedy="check the devices' memory (ECC) and the driver on that host"))
     named: list[str] = []
     cleared: set[str] = set()
+    confirming: dict[str, list[Judged]] = {}  # each suspect's confirming pairs, in order
     for judged in (j for r in search.rounds for j in r if j.result.group.suspect is not None):
-        suspect = str(judged.result.group.suspect)
+        confirming.setdefault(str(judged.result.group.suspect), []).append(judged)
+    for suspect, tried in confirming.items():
+        judged = tried[-1]
         host, device = split(suspect)
         partner = split(judged.result.group.hosts[0])[1]
         place = dict(device=device, peer=host, peer_device=partner, **figures_of(judged))
+        before = "".join(f"; slow with known-good device {split(j.result.group.hosts[0])[1]} first ({j.why})"
+                         for j in tried[:-1])
         if judged.verdict == "ok":
             cleared.add(suspect)
             out.append(finding(
                 "allreduce.busbw", host, Status.WARN,
-                f"{host} device {device} was in slow or hung groups ({_trail(search, suspect)}) but is normal with "
-                f"known-good device {partner} ({judged.why}): not named", observed=judged.why,
+                f"{host} device {device} was in slow or hung groups ({_trail(search, suspect)}{before}) but is "
+                f"normal with known-good device {partner} ({judged.why}): not named", observed=judged.why,
                 expected="slow with a known-good device", remedy="none if it does not repeat", **place))
         elif judged.verdict == "unjudged":
             out.append(_unconfirmed(search, suspect, f"its pair with device {partner} had nothing to compare with "
                                                      f"({judged.why})"))
+        elif judged.verdict == "slow" and len(tried) < CONFIRM_RUNS and suspect in search.suspects:
+            continue  # waiting for its second run: reported as unconfirmed below
         else:
             named.append(suspect)
             how = "its rank never arrived" if suspect in judged.result.missing else judged.verdict
             out.append(finding(
                 "allreduce.busbw", host, Status.FAIL,
                 f"{host} device {device} named by --bisect within the node: {how} with known-good device "
-                f"{partner} ({judged.why}); before: {_trail(search, suspect)}", observed=judged.why,
+                f"{partner} ({judged.why}{before}); before: {_trail(search, suspect)}", observed=judged.why,
                 expected="as fast as the same devices on other hosts and its expected busbw",
                 remedy=REMEDY.format(host=host), **place))
     out += [_unconfirmed(search, s, "no known-good device of its host was left to pair it with")
