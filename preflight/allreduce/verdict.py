@@ -134,7 +134,7 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
         p = r.pair
         findings.append(finding(
             "allreduce.busbw", p.host, Status.WARN,
-            f"pair {p.label} slow in its round ({r.figure:.3g} GB/s at {size_text(r.size)}, reference "
+            f"pair {_named(p)} slow in its round ({r.figure:.3g} GB/s at {size_text(r.size)}, reference "
             f"{medians[p.index]:.3g}) and not measured again alone (only the slowest pairs are: confirm_max), "
             "while no pair confirmed slow shares a host with it: not blamed",
             observed=f"{r.figure:.3g} GB/s with other pairs running", expected=f">= {fraction:g} x median",
@@ -145,7 +145,7 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
         p = first.pair
         findings.append(finding(
             "allreduce.busbw", p.host, Status.WARN,
-            f"pair {p.label} slow once ({first.figure:.3g} GB/s at {size_text(first.size)}, reference "
+            f"pair {_named(p)} slow once ({first.figure:.3g} GB/s at {size_text(first.size)}, reference "
             f"{medians[p.index]:.3g}), normal alone ({alone.figure:.3g} GB/s at {size_text(alone.size)}): contention "
             f"or an ECMP collision, not a slow link",
             observed=f"{first.figure:.3g} GB/s with other pairs running, {alone.figure:.3g} GB/s alone",
@@ -156,7 +156,7 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
         p, c = first.pair, control.pair
         findings.append(finding(
             "allreduce.busbw", p.host, Status.WARN,
-            f"pair {p.label} slow in its round ({first.figure:.3g} GB/s at {size_text(first.size)}, reference "
+            f"pair {_named(p)} slow in its round ({first.figure:.3g} GB/s at {size_text(first.size)}, reference "
             f"{medians[p.index]:.3g}) and alone ({alone.figure:.3g} GB/s at {size_text(alone.size)}), but a pair of "
             f"its class that was fine in the rounds, {c.label}, gave {control.figure:.3g} GB/s alone right after "
             f"it (not below {fraction:g} x that): the hosts or the network were slow then, not this link",
@@ -248,7 +248,7 @@ def judge(results: Sequence[PairResult], hosts: Sequence[str], fraction: float, 
         p = r.pair
         findings.append(finding(
             "allreduce.pair", p.host, Status.PASS,
-            f"{p.label}{f' ({p.link})' if p.link else ''} busbw {r.figure:.3g} GB/s at {size_text(r.size)} "
+            f"{_named(p)} busbw {r.figure:.3g} GB/s at {size_text(r.size)} "
             f"({ratio_text(r.figure, exp.get(p.index))})",
             observed=f"busbw {r.figure:.3g} GB/s (algbw {r.algbw[r.size]:.3g}) at {size_text(r.size)}",
             peer=p.peer, device=p.device, peer_device=p.peer_device, **_figures(r, exp)))
@@ -320,6 +320,11 @@ def _culprit(pair: Pair, hosts_bad: dict[str, str],
         if (host, device) in devices_bad:
             return host, device
     return None
+
+
+def _named(pair: Pair) -> str:
+    """A pair as the report names it, with an intra pair's link class: ``node2:2<->node2:3 (NV2)``."""
+    return f"{pair.label} ({pair.link})" if pair.link else pair.label
 
 
 def _group_text(pair: Pair) -> str:
