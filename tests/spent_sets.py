@@ -1,5 +1,6 @@
-"""What the tests of a spent, folded frozen set check on the logs left in it (issue 38): the logs explain names
-right moved into corpus.json; the ones left (application bugs labelled ``unknown``, and misses whose text does not
+"""What the tests of a spent, folded frozen set check on the logs left in it (issue 38), and the two helpers a sealed
+set's test shares with them (``answer``, ``texts_outside``): the logs explain names right moved into corpus.json; the
+ones left (application bugs labelled ``unknown``, and misses whose text does not
 name their source's cause) must never be blamed on a cluster category they are not, but for the known wrong
 answers each test lists (a change there must be looked at).
 """
@@ -37,7 +38,7 @@ def answer(text: str) -> str:
     return best.signature.category if best else "unknown"
 
 
-def _texts_outside(folder: Path) -> list[str]:
+def texts_outside(folder: Path) -> list[str]:
     """Every catalog source and every text file of the project's fixtures, code, docs and benches but ``folder``."""
     texts = [sig.source for sig in CATALOG]
     for top in ("tests/fixtures", "preflight", "docs", "bench"):
@@ -61,7 +62,7 @@ def check_real_and_labelled(logs: list[Log]) -> None:
 def check_cited_nowhere_else(logs: list[Log], folder: Path, known_wrong: Mapping[str, str]) -> None:
     """No left log's thread, page or whole document address is cited outside ``folder`` (a document's other cases,
     fragment and all, may be folded); the corpus holds each source once; the known wrong answers are left logs."""
-    texts = _texts_outside(folder)
+    texts = texts_outside(folder)
     cited_threads = set().union(*(thread_keys(t) for t in texts))
     left = [str(log["source"]) for log in logs]
     assert not [s for s in left if thread_keys(s) & cited_threads]

@@ -14,11 +14,10 @@ import json
 from pathlib import Path
 
 from sealed_sources import SIGNATURE_DOCUMENTS, document_keys, is_page, page_key, thread_keys
+from spent_sets import answer, texts_outside
 
-from preflight.explain.catalog import CATALOG, CATEGORIES
-from preflight.explain.matcher import explain_texts
+from preflight.explain.catalog import CATEGORIES
 
-ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "explain"
 FROZEN7_DIR = FIXTURES / "frozen7"
 FROZEN7: list[dict[str, object]] = json.loads((FROZEN7_DIR / "logs.json").read_text(encoding="utf-8"))
@@ -28,22 +27,6 @@ FROZEN7: list[dict[str, object]] = json.loads((FROZEN7_DIR / "logs.json").read_t
 # raise them with their change.
 FLOOR_ALL = 0.58
 FLOOR_ASCEND = 0.60
-
-
-def _texts_outside_frozen7() -> list[str]:
-    """Every catalog source and every text file of the project's fixtures, code, docs and benches but frozen7/."""
-    texts = [sig.source for sig in CATALOG]
-    for top in ("tests/fixtures", "preflight", "docs", "bench"):
-        for path in sorted((ROOT / top).rglob("*")):
-            if path.is_file() and FROZEN7_DIR not in path.parents and path.suffix not in {".pyc", ".png", ".gz"}:
-                texts.append(path.read_text(encoding="utf-8", errors="replace"))
-    return texts
-
-
-def _right(log: dict[str, object]) -> bool:
-    """The best match's category is the expected one; for ``unknown``, nothing matched at all."""
-    best = explain_texts({"log.txt": str(log["excerpt"])}).best
-    return (best.signature.category if best else "unknown") == log["category"]
 
 
 def test_frozen7_logs_are_real_and_labelled() -> None:
@@ -71,7 +54,7 @@ def test_frozen7_logs_are_real_and_labelled() -> None:
 
 
 def test_frozen7_sources_are_cited_nowhere_else() -> None:
-    texts = _texts_outside_frozen7()
+    texts = texts_outside(FROZEN7_DIR)
     cited_threads = set().union(*(thread_keys(t) for t in texts))
     cited_documents = set().union(*(document_keys(t) for t in texts))
     threads = set().union(*(thread_keys(str(log["source"])) for log in FROZEN7))
@@ -85,7 +68,7 @@ def test_frozen7_sources_are_cited_nowhere_else() -> None:
 
 
 def test_frozen7_score_is_at_least_the_floor() -> None:
-    right = [_right(log) for log in FROZEN7]
+    right = [answer(str(log["excerpt"])) == log["category"] for log in FROZEN7]
     ascend = [ok for ok, log in zip(right, FROZEN7, strict=True) if log["ascend"]]
     overall, on_ascend = sum(right) / len(right), sum(ascend) / len(ascend)
     print(f"frozen7 set: {sum(right)} of {len(right)} ({overall:.1%}) right first; "
