@@ -244,6 +244,19 @@ CUDA: tuple[Signature, ...] = (
         "Install nvidia-container-toolkit, run `nvidia-ctk runtime configure --runtime=docker` and restart "
         "docker; check `nvidia-smi` on the host.", _DRIVER,
         "https://github.com/fboulnois/stable-diffusion-docker/issues/82", weight=72),
+    # the container runtime has no "nvidia" handler: containerd's CRI (`no runtime for %q is configured`, a pod
+    # with runtimeClassName nvidia; containerd pkg/cri/server/helpers.go) and dockerd (`unknown or invalid runtime
+    # name: %s`, --runtime=nvidia)
+    Signature(
+        "container.nvidia_runtime_missing", "driver",
+        (r"no runtime for \"nvidia\" is configured", r"unknown or invalid runtime name: nvidia\b"),
+        "The container runtime on this node has no `nvidia` runtime: the NVIDIA container toolkit is not installed "
+        "or was never registered with containerd / docker (the GPU operator's toolkit pod not finished, a node "
+        "added later), so no GPU container can start here.",
+        "Install nvidia-container-toolkit and run `nvidia-ctk runtime configure --runtime=containerd` (or "
+        "`--runtime=docker`), restart the runtime; on Kubernetes check the GPU operator's toolkit and validator "
+        "pods on that node.", _DRIVER,
+        "https://github.com/NVIDIA/gpu-operator/issues/730", weight=70),
     Signature(
         "nvml.init_unknown_error", "driver",
         (r"Failed to initialize NVML: Unknown Error",

@@ -60,6 +60,18 @@ HOSTS: tuple[Signature, ...] = (
         "NCCL cannot create its segments in /dev/shm: wrong permissions on /dev/shm.",
         "`chmod 1777 /dev/shm` (it must be world-writable with the sticky bit).",
         ("os.shm",), "https://github.com/NVIDIA/nccl/issues/328", weight=72),
+    # torch's MapAllocator (aten/src/ATen/MapAllocator.cpp) on the segments DataLoader workers and
+    # torch.multiprocessing share tensors through (``/torch_<pid>_<random>_<n>`` in /dev/shm): a full /dev/shm
+    # fails the resize (ftruncate), the write or posix_fallocate with ENOSPC (MapAllocator.cpp at v2.9.1)
+    Signature(
+        "torch.shm_segment_nospace", "shm",
+        (r"unable to (?:resize|write to) file <?/torch_[\w]+>?(?: to the right size)?: No space left on device",
+         r"unable to (?:resize|write to) file <?/torch_[\w]+>?.{0,40}\(28\)"),
+        "torch could not grow a shared-memory segment it passes tensors between processes with (DataLoader "
+        "workers, torch.multiprocessing): /dev/shm is full or too small (docker's 64 MB default).",
+        "Run the container with --shm-size=8g (or --ipc=host) or enlarge /dev/shm; fewer DataLoader workers "
+        "need less; `torch.multiprocessing.set_sharing_strategy('file_system')` does not help a full /dev/shm.",
+        ("os.shm",), "https://github.com/idiap/ESLAM/issues/20", weight=74),
     Signature(
         "nccl.ibv_reg_mr_failed", "memlock",
         (r"Call to ibv_reg_mr\w* failed(?: with error)? Cannot allocate memory",),

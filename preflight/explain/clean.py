@@ -24,6 +24,8 @@ has none either).
 True
 >>> finished_cleanly([ok + ["RuntimeError: boom"]], [frozenset()]) is None
 True
+>>> finished_cleanly([[line.lower() for line in ok]], [frozenset()]) is not None  # any case
+True
 """
 
 from __future__ import annotations
@@ -31,9 +33,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-_INIT = re.compile(r"NCCL INFO .*\bInit COMPLETE\b")
-_DESTROY = re.compile(r"NCCL INFO .*\bDestroy COMPLETE\b")
-_NCCL_INFO = re.compile(r"\bNCCL INFO\b")
+# any case: a paste through a tool that changed it (a chat, a ticket system's lower-casing) still reads as NCCL's
+_INIT = re.compile(r"NCCL INFO .*\bInit COMPLETE\b", re.IGNORECASE)
+_DESTROY = re.compile(r"NCCL INFO .*\bDestroy COMPLETE\b", re.IGNORECASE)
+_NCCL_INFO = re.compile(r"\bNCCL INFO\b", re.IGNORECASE)
 # words of a line that looks like an error (the matcher's suspicious lines of an unrecognised log, too)
 SUSPICIOUS = re.compile(r"error|exception|traceback|timed? ?out|times out|refused|fail|fatal|killed|abort|"
                     r"denied|unreachable|no route|reset by peer|sigkill|signal 9|\bE\d{4}\b|\bE[IJ]\d{4}\b",

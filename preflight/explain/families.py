@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 COMPONENTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(p, re.IGNORECASE)) for name, p in (
-    ("NET/IB", r"NET/IB\w*|\bibv_\w+|\bmlx5_?\w*|InfiniBand|\bRoCE\b|\bverbs\b"),
+    ("NET/IB", r"NET/IB\w*|\bibv_\w+|\blibibverbs\b|\bmlx5_?\w*|InfiniBand|\bRoCE\b|\bverbs\b"),
     ("HCCL", r"HCCL|\bHCCP\b|\bhccn\w*"),  # also WorkHCCL, ProcessGroupHCCL, hcclComm
     ("CANN runtime", r"\bACL\b|\baclrt\w*|\bRUNTIME\(|\bCANN\b|\bascend\w*"),
     ("NPU", r"\bNPU\b|torch_npu"),
@@ -112,6 +112,12 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     ("package / version", r"\bNo module named\b|\bcannot import name\b(?![^\n]*\(unknown location\))|"
      r"version [`'\u2018]?GLIBC\w*_[\d.]+'? not found|compiled with different|compiled using NumPy \d|"
      r"Cannot find a working triton installation|"
+     # round 10: a package's submodule without the attribute its caller expects (an API another version has; a
+     # top-level name is left out: ``module 'torch' has no attribute`` is as often a script named like the package,
+     # and "partially initialized module" is a circular import); PEP 585 generics (``list[int]``) on a Python older
+     # than 3.9; NumPy's C-ABI check; pip refusing the Python version
+     r"(?<!partially initialized )\bmodule '\w+(?:\.\w+)+' has no attribute\b|'type' object is not subscriptable|"
+     r"numpy\.\w+ size changed, may indicate binary incompatibility|requires a different Python\b|"
      r"which is incompatible|\bversions?\b[^.;]{0,60}\b(?:does not match|mismatch(?:es)?|(?:is |are )?not "
      r"compatible|incompatible)\b|\b(?:does not match|mismatch(?:es)?|not compatible with)\b[^.;]{0,60}\bversions?\b",
      "version-mismatch", True, "a package is missing or of another version than the code importing it expects",

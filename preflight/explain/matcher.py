@@ -37,6 +37,7 @@ from preflight.explain.gates import plan_for
 from preflight.explain.hang import silent_hang
 from preflight.explain.lines import FileFacts, file_facts, line_rank, path_rank, timestamp
 from preflight.explain.paste import WRAP_MIN, joins, normalize, terminal_width, uncut, unwrap
+from preflight.explain.socket_ifaces import stalls_across_hosts, virtual_choice
 from preflight.explain.tables import DECODERS
 from preflight.explain.timeouts import Timeout, decode
 from preflight.explain.tolerant import anchor
@@ -285,7 +286,8 @@ def code_matches(lines: list[str], file: str, file_index: int, tables: Iterable[
     for number, line in enumerate(lines, start=1):
         if None in blocked.get(number, ()):
             continue
-        decoded = tuple(d for t in plan.asked(line) for d in t.decode(line))
+        decoded = tuple(d for t in plan.asked(line) for d in t.decode(line)
+                        if not (d.table.name in _TORCH_TABLES and _ASCEND_MODULE_LINE.search(line)))
         if not decoded:
             continue
         # several tables read the line (torch.multiprocessing's "terminated with signal SIGKILL": the elastic
@@ -304,6 +306,13 @@ def code_matches(lines: list[str], file: str, file_index: int, tables: Iterable[
             weight=CODE_WEIGHT if code.root_cause else CODE_WEIGHT // 3, root_cause=code.root_cause)
         found[key] = _match(sig, file, file_index, number, line, facts, "code", decoded)
     return list(found.values())
+
+
+# torch's own tables read no line an Ascend module logged (``[ERROR] HCCL(pid,python):...``): HCCL's "get socket
+# timeout" is its link setup timing out (hccl-timeout), not c10d's store "Socket Timeout" (round 10)
+_TORCH_TABLES = frozenset({"c10d", "torch_elastic", "gloo"})
+_ASCEND_MODULE_LINE = re.compile(r"\[(?:ERROR|WARNING|INFO|EVENT|DEBUG)\]\s*(?:HCCL|HCCP|RUNTIME|GE|TBE|DRV|ASCENDCL|"
+                                 r"APP|TDT|AICPU|FE|PROFILING)\(\d+")
 
 
 def family_matches(lines: list[str], file: str, file_index: int, facts: FileFacts) -> list[Match]:
@@ -349,6 +358,33 @@ def _hang_matches(per_file: list[tuple[str, list[str], FileFacts]]) -> list[Matc
         weight=FAMILY_WEIGHT)
     return [_match(sig, name, hang.file_index, hang.line_number, lines[hang.line_number - 1], facts, "family",
                    component="NCCL", family="silent hang in setup on one node")]
+
+
+def _interface_matches(per_file: list[tuple[str, list[str], FileFacts]], failing: bool) -> list[Match]:
+    """NCCL's socket on a virtual interface (``preflight.explain.socket_ifaces``) as a ``family`` match on the line
+    that listed it, when the logs fail (``failing``: a match that is no harmless warning) or stop in NCCL's setup
+    between hosts."""
+    for index, (name, lines, facts) in enumerate(per_file):
+        found = virtual_choice(lines)
+        if found is None or not (failing or stalls_across_hosts(lines)):
+            continue
+        number, iface = found[0] + 1, found[1]
+        sig = Signature(
+            "family.nccl.virtual_socket_interface", "wrong-interface", (),
+            f"NCCL's socket bootstrap/transport lists the interface {iface}, a container or overlay bridge whose "
+            "address exists on this host alone (NCCL takes every interface that is up but docker* and lo unless "
+            "NCCL_SOCKET_IFNAME says otherwise): a peer told that address cannot reach it, and the job fails with "
+            "a generic error or hangs while connecting. No signature or code names this; it was recognised by the "
+            "interfaces NCCL listed.",
+            "Set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) on every node to the interface the hosts share "
+            "(e.g. NCCL_SOCKET_IFNAME=ens5, or ^docker,veth,br- to exclude), or run the containers with the host "
+            "network.", checks_by_category().get("wrong-interface", ()), _IFACE_SOURCE, weight=FAMILY_WEIGHT)
+        return [_match(sig, name, index, number, lines[number - 1], facts, "family", component="NCCL",
+                       family="socket on a virtual interface")]
+    return []
+
+
+_IFACE_SOURCE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-socket-ifname"
 
 
 def _slug(text: str) -> str:
@@ -434,6 +470,9 @@ def _explain(files: Mapping[str, list[str]], sigs: tuple[Signature, ...], decode
             return result
         if read_hang and not any(m.signature.root_cause and not m.harmless for m in result.matches):
             result.matches = _order([*result.matches, *_hang_matches(per_file)])
+        if not _named(result):
+            failing = any(not m.harmless for m in result.matches)
+            result.matches = _order([*result.matches, *_interface_matches(per_file, failing)])
     if not result.matches:
         suspects = [s for name, lines, facts in per_file for s in suspicious(lines, name, facts=facts)]
         result.suspects = sorted(suspects, key=lambda s: (s.harmless, -s.score))[:10]
