@@ -32,12 +32,11 @@ from typing import IO, Any
 from preflight.explain.catalog import CATALOG, Signature
 from preflight.explain.clean import SUSPICIOUS, finished_cleanly
 from preflight.explain.decode import CodeTable, Decoded
+from preflight.explain.evidence import Evidence, hang_evidence, interface_evidence
 from preflight.explain.families import checks_by_category, family_of
 from preflight.explain.gates import plan_for
-from preflight.explain.hang import silent_hang
 from preflight.explain.lines import FileFacts, file_facts, line_rank, path_rank, timestamp
 from preflight.explain.paste import WRAP_MIN, joins, normalize, terminal_width, uncut, unwrap
-from preflight.explain.socket_ifaces import stalls_across_hosts, virtual_choice
 from preflight.explain.tables import DECODERS
 from preflight.explain.timeouts import Timeout, decode
 from preflight.explain.tolerant import anchor
@@ -336,55 +335,13 @@ def family_matches(lines: list[str], file: str, file_index: int, facts: FileFact
     return list(found.values())
 
 
-_HANG_SOURCE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs"
-
-
-def _hang_matches(per_file: list[tuple[str, list[str], FileFacts]]) -> list[Match]:
-    """A silent hang in NCCL's setup on one node (``preflight.explain.hang``) as a ``family`` match on the line where
-    the logs stop; none when they show no such hang."""
-    hang = silent_hang([lines for _, lines, _ in per_file])
-    if hang is None:
+def _evidence_matches(per_file: list[tuple[str, list[str], FileFacts]], found: Evidence | None) -> list[Match]:
+    """A cause the shape of the logs shows (``preflight.explain.evidence``) as a ``family`` match on its line."""
+    if found is None:
         return []
-    name, lines, facts = per_file[hang.file_index]
-    sig = Signature(
-        "family.nccl.silent_hang_one_node", "p2p", (),
-        f"The logs stop during NCCL's setup of {hang.devices} GPUs of one host ({hang.host}) with no error anywhere: "
-        "the job hung there. Within one host NCCL's first transfers go GPU to GPU (PCIe P2P), and where the IOMMU "
-        "or PCIe ACS redirects that traffic they never complete (NCCL's troubleshooting guide); no signature or "
-        "code names this, it was recognised by the shape of the logs.",
-        "Rerun with NCCL_P2P_DISABLE=1: if it runs (over shared memory), P2P is blocked. Then boot with iommu=pt "
-        "(or intel_iommu=off / amd_iommu=off), or disable ACS on the PCIe switches in the BIOS; the CUDA samples' "
-        "p2pBandwidthLatencyTest shows whether P2P works.", checks_by_category().get("p2p", ()), _HANG_SOURCE,
-        weight=FAMILY_WEIGHT)
-    return [_match(sig, name, hang.file_index, hang.line_number, lines[hang.line_number - 1], facts, "family",
-                   component="NCCL", family="silent hang in setup on one node")]
-
-
-def _interface_matches(per_file: list[tuple[str, list[str], FileFacts]], failing: bool) -> list[Match]:
-    """NCCL's socket on a virtual interface (``preflight.explain.socket_ifaces``) as a ``family`` match on the line
-    that listed it, when the logs fail (``failing``: a match that is no harmless warning) or stop in NCCL's setup
-    between hosts."""
-    for index, (name, lines, facts) in enumerate(per_file):
-        found = virtual_choice(lines)
-        if found is None or not (failing or stalls_across_hosts(lines)):
-            continue
-        number, iface = found[0] + 1, found[1]
-        sig = Signature(
-            "family.nccl.virtual_socket_interface", "wrong-interface", (),
-            f"NCCL's socket bootstrap/transport lists the interface {iface}, a container or overlay bridge whose "
-            "address exists on this host alone (NCCL takes every interface that is up but docker* and lo unless "
-            "NCCL_SOCKET_IFNAME says otherwise): a peer told that address cannot reach it, and the job fails with "
-            "a generic error or hangs while connecting. No signature or code names this; it was recognised by the "
-            "interfaces NCCL listed.",
-            "Set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) on every node to the interface the hosts share "
-            "(e.g. NCCL_SOCKET_IFNAME=ens5, or ^docker,veth,br- to exclude), or run the containers with the host "
-            "network.", checks_by_category().get("wrong-interface", ()), _IFACE_SOURCE, weight=FAMILY_WEIGHT)
-        return [_match(sig, name, index, number, lines[number - 1], facts, "family", component="NCCL",
-                       family="socket on a virtual interface")]
-    return []
-
-
-_IFACE_SOURCE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-socket-ifname"
+    name, lines, facts = per_file[found.file_index]
+    return [_match(found.signature, name, found.file_index, found.line_number, lines[found.line_number - 1], facts,
+                   "family", component=found.component, family=found.family)]
 
 
 def _slug(text: str) -> str:
@@ -468,11 +425,13 @@ def _explain(files: Mapping[str, list[str]], sigs: tuple[Signature, ...], decode
         if result.clean is not None:
             result.notes, result.matches = result.matches, []
             return result
+        texts = [lines for _, lines, _ in per_file]
         if read_hang and not any(m.signature.root_cause and not m.harmless for m in result.matches):
-            result.matches = _order([*result.matches, *_hang_matches(per_file)])
+            result.matches = _order([*result.matches, *_evidence_matches(per_file, hang_evidence(texts))])
         if not _named(result):
             failing = any(not m.harmless for m in result.matches)
-            result.matches = _order([*result.matches, *_interface_matches(per_file, failing)])
+            result.matches = _order([*result.matches,
+                                     *_evidence_matches(per_file, interface_evidence(texts, failing))])
     if not result.matches:
         suspects = [s for name, lines, facts in per_file for s in suspicious(lines, name, facts=facts)]
         result.suspects = sorted(suspects, key=lambda s: (s.harmless, -s.score))[:10]

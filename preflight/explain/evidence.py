@@ -1,0 +1,79 @@
+"""Causes read from the shape of the logs rather than from one line, for logs whose lines name no cause: a silent
+hang in NCCL's setup on one host (``hang``) and NCCL's socket on a container or overlay interface
+(``socket_ifaces``, round 10).
+
+Each returns an ``Evidence`` (its signature and the line it points at), or None; ``matcher`` turns it into a
+``family`` match.
+
+>>> e = interface_evidence([["boom: unhandled system error", "h:1:1 [0] NCCL INFO NET/Socket : Using "
+...                          "[0]eth0:10.0.0.2<0> [1]br-05ab815fa14e:172.19.0.1<0>"]], failing=True)
+>>> (e.signature.category, e.file_index, e.line_number)
+('wrong-interface', 0, 2)
+>>> interface_evidence([["h:1:1 [0] NCCL INFO NET/Socket : Using [0]br-05ab815fa14e:172.19.0.1<0>"]], False) is None
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from preflight.explain.families import checks_by_category
+from preflight.explain.hang import silent_hang
+from preflight.explain.signature import Signature
+from preflight.explain.socket_ifaces import stalls_across_hosts, virtual_choice
+
+WEIGHT = 30  # a keyword family's weight (matcher.FAMILY_WEIGHT)
+
+_HANG_SOURCE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs"
+_IFACE_SOURCE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-socket-ifname"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A cause the shape of the logs shows, and the line (file index, 1-based line number) that shows it."""
+
+    signature: Signature
+    file_index: int
+    line_number: int
+    component: str
+    family: str
+
+
+def hang_evidence(files: Sequence[Sequence[str]]) -> Evidence | None:
+    """A silent hang in NCCL's setup on one node (``preflight.explain.hang``), or None."""
+    hang = silent_hang(files)
+    if hang is None:
+        return None
+    sig = Signature(
+        "family.nccl.silent_hang_one_node", "p2p", (),
+        f"The logs stop during NCCL's setup of {hang.devices} GPUs of one host ({hang.host}) with no error anywhere: "
+        "the job hung there. Within one host NCCL's first transfers go GPU to GPU (PCIe P2P), and where the IOMMU "
+        "or PCIe ACS redirects that traffic they never complete (NCCL's troubleshooting guide); no signature or "
+        "code names this, it was recognised by the shape of the logs.",
+        "Rerun with NCCL_P2P_DISABLE=1: if it runs (over shared memory), P2P is blocked. Then boot with iommu=pt "
+        "(or intel_iommu=off / amd_iommu=off), or disable ACS on the PCIe switches in the BIOS; the CUDA samples' "
+        "p2pBandwidthLatencyTest shows whether P2P works.", checks_by_category().get("p2p", ()), _HANG_SOURCE,
+        weight=WEIGHT)
+    return Evidence(sig, hang.file_index, hang.line_number, "NCCL", "silent hang in setup on one node")
+
+
+def interface_evidence(files: Sequence[Sequence[str]], failing: bool) -> Evidence | None:
+    """NCCL's socket on a virtual interface, when the logs fail (``failing``: a match that is no harmless warning)
+    or stop in NCCL's setup between hosts; else None."""
+    for index, lines in enumerate(files):
+        found = virtual_choice(lines)
+        if found is None or not (failing or stalls_across_hosts(lines)):
+            continue
+        sig = Signature(
+            "family.nccl.virtual_socket_interface", "wrong-interface", (),
+            f"NCCL's socket bootstrap/transport lists the interface {found[1]}, a container or overlay bridge whose "
+            "address exists on this host alone (NCCL takes every interface that is up but docker* and lo unless "
+            "NCCL_SOCKET_IFNAME says otherwise): a peer told that address cannot reach it, and the job fails with "
+            "a generic error or hangs while connecting. No signature or code names this; it was recognised by the "
+            "interfaces NCCL listed.",
+            "Set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) on every node to the interface the hosts share "
+            "(e.g. NCCL_SOCKET_IFNAME=ens5, or ^docker,veth,br- to exclude), or run the containers with the host "
+            "network.", checks_by_category().get("wrong-interface", ()), _IFACE_SOURCE, weight=WEIGHT)
+        return Evidence(sig, index, found[0] + 1, "NCCL", "socket on a virtual interface")
+    return None
