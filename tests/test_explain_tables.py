@@ -429,8 +429,8 @@ TEMPLATE_TABLES = ((C10D, C10D_ROWS), (ELASTIC, ELASTIC_ROWS), (GLOO, GLOO_ROWS)
 
 
 def test_launcher_table_sizes() -> None:
-    assert [len(t.entries) for t, _ in TEMPLATE_TABLES] == [48, 22, 20, 13, 9, 6, 14, 16, 23]
-    assert sum(len(row.templates) for _, rows in TEMPLATE_TABLES for row in rows) == 259 + 36
+    assert [len(t.entries) for t, _ in TEMPLATE_TABLES] == [61, 22, 20, 13, 9, 6, 14, 16, 23]
+    assert sum(len(row.templates) for _, rows in TEMPLATE_TABLES for row in rows) == 259 + 36 + 46  # c10d 1.x
     assert len(EXIT.entries) == 67  # signals 1-31 as -N and 128+N, exit 1, 2, 126, 127, 255
 
 
@@ -536,6 +536,109 @@ def test_template_tables_tolerate_versions_and_format(table: CodeTable, line: st
 ])
 def test_template_tables_ignore_other_lines(table: CodeTable, line: str) -> None:
     assert table.find(line) == []
+
+
+# torch 1.x c10d (torch/lib/c10d at f64e8238, torch 1.0-1.12's distributed_c10d.py / rendezvous.py): one line per
+# wording, as the source prints it (a RuntimeError / ValueError through pybind11, or `what():` from a C++ thread)
+C10D_1X = [
+    ("RuntimeError: connect() timed out.", "store: connect() timed out"),  # Utils.hpp kConnectTimeoutMsg
+    ("terminate called after throwing an instance of 'std::runtime_error'   what():  connect() timed out.",
+     "store: connect() timed out"),
+    ("RuntimeError: waiting for processes to connect has timed out", "store: waiting for clients timed out"),
+    ("ValueError: cannot find host to listen on: Servname not supported for ai_socktype",
+     "store: server socket init failed"),  # tcputil::listen
+    ("ValueError: host not found: Name or service not known", "errno: name resolution"),  # tcputil::connect
+    ("ValueError: host not found: No address associated with hostname", "errno: name resolution"),
+    ("host not found: Temporary failure in name resolution", "errno: name resolution"),
+    ("RuntimeError: Timed out initializing process group in store based barrier on rank: 3, for key: "
+     "store_based_barrier_key:1 (world_size=8, worker_count=5, timeout=0:30:00)",
+     "store: store-based barrier timed out"),  # distributed_c10d._store_based_barrier, 1.8-1.12
+    ("RuntimeError: Stop_waiting response is expected", "store: reply out of step"),  # TCPStore::doWait
+    ("RuntimeError: ready or not_ready response expected", "store: reply out of step"),  # TCPStore::check
+    ("  what():  Unexpected poll revent on the master's listening socket: 25: Software caused connection abort",
+     "store: daemon socket error"),  # TCPStoreMasterDaemon::run
+    ("  what():  Unexpected poll revent on the control pipe's reading fd: 17: Software caused connection abort",
+     "store: daemon socket error"),
+    ("RuntimeError: Failed to create the control pipe to start the BackgroundThread run",
+     "store: control pipe not created"),
+    ("RuntimeError: flock: No locks available", "FileStore: file cannot be locked"),  # FileStore's Lock
+    ("RuntimeError: flock: Function not implemented", "FileStore: file cannot be locked"),
+    ("RuntimeError: Number of workers for FileStore should be greater than zero", "init_method incomplete"),
+    ("RuntimeError: NCCL communicator was aborted.", "NCCL: communicator aborted"),  # NCCLUtils.hpp
+    ("I0312 ProcessGroupNCCL.cpp:519] [Rank 0] Found key in store: NCCLABORTEDCOMM:3a9f1c, from rank: 1, aborting "
+     "appropriate communicators", "NCCL: communicator aborted"),
+    ("I0312 ProcessGroupNCCL.cpp:505] [Rank 1] Watchdog wrote aborted communicator id to store: NCCLABORTEDCOMM:3a9f1c",
+     "NCCL: communicator aborted"),
+    ("I0312 ProcessGroupNCCL.cpp:320] [Rank 1] Wrote aborted communicator id to store: NCCLABORTEDCOMM:3a9f1c",
+     "NCCL: communicator aborted"),
+    ("I0312 ProcessGroupNCCL.cpp:470] [Rank 2] Received NCCL errors for communicators in the cache: ",
+     "NCCL: work failed in watchdog"),
+    ("RuntimeError: NCCL error: unhandled system error, NCCL version 2.7.8", "NCCL error (wrapped)"),  # watchdog
+    ("E0312 ProcessGroupNCCL.cpp:238] Some NCCL operations have failed or timed out. Due to the asynchronous nature "
+     "of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data. To avoid this "
+     "inconsistency, we are taking the entire process down.", "NCCL: operations failed or timed out"),
+    ("W0312 ProcessGroupNCCL.cpp:1569] Rank 3 using best-guess GPU 3 to perform barrier as devices used by this "
+     "process are currently unknown. This can potentially cause a hang if this rank to GPU mapping is incorrect."
+     "Specify device_ids in barrier() to force use of a particular device.", "NCCL: device guessed from rank"),
+    ("RuntimeError: ProcessGroupNCCL only supports send for NCCL lib version >= 2.7.0",
+     "NCCL process group lacks the operation"),
+    ("RuntimeError: ProcessGroupNCCL only supports alltoall* for NCCL lib version >= 2.7.0",
+     "NCCL process group lacks the operation"),
+    ("RuntimeError: allreduce_coalesced is currently not supported with NCCL",
+     "NCCL process group lacks the operation"),
+    ("RuntimeError: no support for allgather_coalesced in this process group",
+     "NCCL process group lacks the operation"),  # ProcessGroup.cpp
+    ("RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
+     "NCCL: no GPU for the process group"),
+    ("RuntimeError: Not able to create/get the NCCL Communicator since the GPU devices are not known",
+     "NCCL: no GPU for the process group"),
+    ("RuntimeError: Distributed package doesn't have MPI built in. MPI is only included if you build PyTorch from "
+     "source on a host that has MPI installed.", "MPI not built in"),
+    ("RuntimeError: Used MPI implementation doesn't have the minimum level of threading support: "
+     "MPI_THREAD_SERIALIZED. This is required by c10d package", "MPI lacks what c10d needs"),
+    ("RuntimeError: CUDA tensor detected and the MPI used doesn't have CUDA-aware MPI support",
+     "MPI lacks what c10d needs"),
+    ("RuntimeError: More than one process group created, this is not supported due to the used MPI implementation "
+     "doesn't provide the full support of multi-threading", "MPI lacks what c10d needs"),
+    ("RuntimeError: MPI error in: /pytorch/torch/lib/c10d/ProcessGroupMPI.cpp:127, with error code: 15", "MPI error"),
+    ("RuntimeError: Cannot resolve node-7 to a (local) address", "Gloo: host name not bindable"),
+    ("RuntimeError: makeDeviceForInterface(): unsupported gloo device", "Gloo: unsupported device transport"),
+    ("RuntimeError: makeDeviceForHostname(): unsupported gloo device", "Gloo: unsupported device transport"),
+    ("No ranks successfully processed in monitoredBarrier.", "monitoredBarrier: rank missing"),
+    ("AssertionError: Default process group is not initialized", "process group not initialized"),
+    ("RuntimeError: trying to initialize the default process group twice!", "process group initialized twice"),
+    ("ValueError: Error initializing torch.distributed using tcp:// rendezvous: port number missing",
+     "init_method incomplete"),  # rendezvous.py
+    ("ValueError: Error initializing torch.distributed using tcp:// rendezvous: rank parameter missing",
+     "init_method incomplete"),
+    ("ValueError: Error initializing torch.distributed using file:// rendezvous: world size parameter missing",
+     "init_method incomplete"),
+    ("ValueError: Error initializing torch.distributed using file:// rendezvous: path missing",
+     "init_method incomplete"),
+    ("RuntimeError: No rendezvous handler for localhost://", "init_method incomplete"),
+]
+
+
+@pytest.mark.parametrize(("line", "name"), C10D_1X)
+def test_c10d_decodes_torch_1x_wordings(line: str, name: str) -> None:
+    assert C10D.entries[C10D.find(line)[0]].name == name
+
+
+@pytest.mark.parametrize("line", [
+    "java.net.SocketTimeoutException: connect timed out",
+    "nginx: [emerg] host not found in upstream \"backend:8080\" in /etc/nginx/conf.d/app.conf:3",
+    "flock: failed to get lock",
+    "curl: (28) Operation timed out after 30001 milliseconds with 0 bytes received",
+    "RuntimeError: Operation timed out!",  # torch 1.x Work::wait: too generic a wording to be a template
+])
+def test_c10d_torch_1x_wordings_stay_specific(line: str) -> None:
+    assert C10D.find(line) == []
+
+
+def test_c10d_init_method_row_leaves_env_to_its_own() -> None:
+    line = ("Error initializing torch.distributed using env:// rendezvous: environment variable RANK expected, "
+            "but not set")
+    assert [C10D.entries[k].name for k in C10D.find(line)] == ["env:// variable not set"]
 
 
 @pytest.mark.parametrize(("line", "code"), [
