@@ -119,6 +119,19 @@ CUDA: tuple[Signature, ...] = (
         "is not installed or not visible to the container runtime.",
         "Install the NVIDIA driver on the host and configure the NVIDIA container toolkit for the runtime.",
         _DRIVER, "https://github.com/ameli/manylinux-cuda/issues/5", weight=90),
+    # libnvidia-container's device lookup (nvc_info.c): the GPU a container was given (--gpus N, --gpus
+    # '"device=1"', NVIDIA_VISIBLE_DEVICES, a MIG id) is not one this host has
+    Signature(
+        "nvidia_container.unknown_device", "device-mapping",
+        (r"nvidia-container-cli(?:\.real)?: device error: \S+: unknown device",),
+        "The container asked for a GPU this host does not have: `--gpus N` above the host's count, a device "
+        "index or UUID (NVIDIA_VISIBLE_DEVICES, a scheduler's allocation, a MIG id of another naming) that is not "
+        "there.",
+        "Compare the request with `nvidia-smi -L` on that host: ask for at most as many GPUs as it has, pass the "
+        "indices or UUIDs it lists (MIG: the `MIG-<uuid>` names of newer drivers), or let the scheduler set "
+        "NVIDIA_VISIBLE_DEVICES.", ("gpu.devices.count", "nccl.visible_devices"),
+        "https://github.com/NVIDIA/nvidia-docker/issues/1283",
+        weight=80),
     Signature(
         "nvrm.no_adapter_probed", "driver",
         (r"NVRM: No NVIDIA graphics adapter probed!", r"NVRM: The NVIDIA probe routine was not called"),
