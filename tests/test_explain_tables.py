@@ -96,7 +96,7 @@ UNSEEN: dict[str, tuple[str, str]] = {
              "making progress in monitoring enqueued collectives"),
     "torch_elastic": ("RuntimeError: The rendezvous backend 'c10d' does not match the requested backend 'etcd'.",
                       "the rendezvous backend {} does not match the requested backend {}"),
-    "exit_signal": ("  exitcode  : -4 (pid: 31337)", "-4"),  # SIGILL (SIGBUS: DataLoader samples, round 5)
+    "exit_signal": ("  exitcode  : -8 (pid: 31337)", "-8"),  # SIGFPE (SIGBUS, SIGILL: carried by samples, rounds 5, 11)
     "gloo": ("what():  [../third_party/gloo/gloo/transport/tcp/pair.cc:1067] Read timeout [10.128.0.7]:17055",
              "read timeout {}"),
     "deepspeed_launcher": ("ValueError: Hostfile contains multiple entries for worker-1, unable to proceed with "
