@@ -61,7 +61,9 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
                                      for name, p, cat, root, meaning, fix, comp in (
     ("out of memory", r"out of memory|\bOOM\b|Cannot allocate memory|insufficient (?:device )?memory|"
      r"memory (?:allocation|alloc) failed|failed to allocate|\bMemoryError\b|OutOfMemoryError\b|oom-kill|"
-     r"\bbad_alloc\b|memory is not enough|not enough memory|Unable to allocate \d", "oom", True,
+     r"\bbad_alloc\b|memory is not enough|not enough memory|Unable to allocate \d|"
+     # round 11: GE's memory manager limit, vLLM's start-up check of free device memory
+     r"greater than memory manager malloc max size|Free memory .{0,60}less than desired", "oom", True,
      "a device or host ran out of memory", "Free memory on that node (smaller batch, fewer processes on the "
      "device) and check what else holds it.", {"NET/IB": "memlock"}),
     ("too many open files", r"Too many open files|\bEMFILE\b", "open-files", True,
@@ -69,7 +71,14 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     ("shared memory", r"/dev/shm|\bshm_\w+|shared memory", "shm", True,
      "shared memory (/dev/shm) could not be used", "Give the job a larger /dev/shm (--ipc=host, --shm-size).",
      {}),
-    ("address in use", r"Address already in use|\bEADDRINUSE\b|address in use", "port-in-use", True,
+    # round 11: "The IP address and port have been bound already" is HCCL's wording (EJ0003), the sockets' is
+    # "Address already in use": a paraphrase of HCCL's, without the component, is still HCCL's port
+    ("address bound (HCCL)", r"\bhave (?:already )?been bound\b|\bbeen bound already\b", "hccl-port", True,
+     "an HCCL port (the device-side NIC's, HCCL_IF_BASE_PORT's range) is already taken on this host",
+     "Free the port (a previous job's processes) or give each process on the NPU its own range "
+     "(HCCL_NPU_SOCKET_PORT_RANGE=auto, HCCL_IF_BASE_PORT).", {}),
+    ("address in use", r"Address already in use|\bEADDRINUSE\b|address in use",
+     "port-in-use", True,
      "a port the job needs is already taken", "Free the port or choose another one on every node.",
      {"HCCL": "hccl-port"}),
     # getaddrinfo's texts: glibc (EAI_NONAME, EAI_AGAIN, EAI_FAIL, EAI_NODATA), musl ("Name does not resolve"), the
@@ -118,24 +127,45 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      # than 3.9; NumPy's C-ABI check; pip refusing the Python version
      r"(?<!partially initialized )\bmodule '\w+(?:\.\w+)+' has no attribute\b|'type' object is not subscriptable|"
      r"numpy\.\w+ size changed, may indicate binary incompatibility|requires a different Python\b|"
+     # round 11: transformers' auto classes naming a class the installed release does not have; a symbol version
+     # the installed library lacks (``symbol X version libcudart.so.11.0 not defined in file``: an older release)
+     r"does not exist or is not currently imported|version \S+ not defined in file|"
      r"which is incompatible|\bversions?\b[^.;]{0,60}\b(?:does not match|mismatch(?:es)?|(?:is |are )?not "
      r"compatible|incompatible)\b|\b(?:does not match|mismatch(?:es)?|not compatible with)\b[^.;]{0,60}\bversions?\b",
      "version-mismatch", True, "a package is missing or of another version than the code importing it expects",
      "Install the versions the failing package names (its install guide's version table) on every node; "
      "import errors name the missing module.", {}),
+    # round 11: torch's cpp_extension ABI warning, protobuf's duplicate registration (two builds of one .proto
+    # loaded: packages of different releases), a library that could not be loaded (``Could not load libtorchcodec``)
     ("library / version", r"undefined symbol|cannot open shared object file|version mismatch|"
+     r"ABI[- ]incompatible|File already exists in database|"
+     r"Could not load (?:library )?lib[\w.-]+|"
      r"\bLoading \S+\.so\S* failed|\bis not installed or found\b|"
      r"incompatible (?:version|driver)|not compiled with|built without", "version-mismatch", True,
      "a library is missing or of another version than the build expects",
      "Install matching versions of the library on every node.", {"NVIDIA driver": "driver", "CUDA": "driver"}),
+    # round 11: the interface a launcher or library was told to use is not on this host (a container's eth0 that
+    # is not there: ifconfig's "error fetching interface information", a launcher's "can not get IP from eth0")
+    ("interface missing", r"error fetching interface information|can ?not get (?:the )?IP(?: address)? (?:from|of) "
+     r"(?:interface )?[\w.-]+|no such (?:network )?interface\b|\b(?:network )?interface \S+ (?:not found|does not "
+     r"exist)", "wrong-interface", True, "the network interface the job was told to use is not on this host",
+     "Name an interface this host has (`ip -br addr`) in the launcher's setting and NCCL_SOCKET_IFNAME / "
+     "GLOO_SOCKET_IFNAME / HCCL_SOCKET_IFNAME, on every node.", {}),
     ("device missing", r"invalid device ordinal|no (?:CUDA )?(?:GPUs?|devices?|NPUs?) (?:are )?(?:available|found)|"
      r"device not found|No such device|invalid device id|device id error", "device-mapping", True,
      "a rank asked for a device that is not there", "Match the ranks per node to the visible devices.",
      {"NET/IB": "rdma"}),
     ("hardware / driver fault", r"\bXid\b|ECC error|fallen off the bus|uncorrectable|GPU is lost|device lost|"
-     r"hardware (?:error|fault)|RmInitAdapter|communicate with the NVIDIA driver|driver (?:is )?not loaded",
+     r"hardware (?:error|fault)|RmInitAdapter|communicate with the NVIDIA driver|driver (?:is )?not loaded|"
+     r"infoROM is corrupted|Failed to enable MSI-X",
      "driver", True, "the accelerator or its driver failed", "Drain the node; check `dmesg` and the device "
      "health, reset or replace it.", {}),
+    # round 11: the launch's world size against what the job was built or saved for (``Loading a checkpoint for
+    # MP=1 but world size is 4``)
+    ("world size", r"\bbut (?:the )?world[ _]size (?:is|=)|world[ _]size\b.{0,40}\b(?:does not match|mismatch)",
+     "launch-args", True, "the number of processes launched does not fit what the job expects",
+     "Launch as many processes as the job (its checkpoint's model-parallel size, the config) expects: "
+     "--nproc_per_node x --nnodes.", {}),
     ("collective mismatch", r"collective mismatch|mismatch(?:ed)? collective|inconsistent between ranks|"
      r"different (?:collectives|shapes|sizes)", "collective-mismatch", True,
      "the ranks disagree on the collective they run", "Make every rank run the same collectives with the same "
