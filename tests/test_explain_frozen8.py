@@ -1,79 +1,63 @@
-"""Issue 38's eighth frozen set (round 11): 57 real failure logs nothing in the project cites, scored blind.
+"""Issue 38's eighth frozen set, spent and folded (after round 11): what is left of it guards against false alarms.
 
-tests/fixtures/explain/frozen8/logs.json (see its README) was committed before any signature change of the round;
-the score at that commit is the round's "before". Its sources are mostly GitHub threads (issues and pull requests
-with a pasted log whose later comments state the cause), a few troubleshooting and FAQ documents in GitHub
-repositories (a blob URL pinned to a commit, one case per fragment) and a few other public pages (an https URL). All
-must be cited nowhere else: no catalog signature, no other fixture (the earlier frozen sets included), nothing in
-preflight/, docs/ or bench/. The set is smaller than the 60 logs (20 of them Ascend) the issue asks for, because the
-session's search budget and the Ascend threads nobody had cited ran out: the size check asks for 50 and 15. Only the
-score is printed, never which logs fail: the set stays sealed.
+tests/fixtures/explain/frozen8/logs.json held 57 real failure logs (15 Ascend; below the 60 / 20 the issue asks: the
+session's search budget and the uncited Ascend threads ran out) scored blind: 28 of 57 (Ascend 7 of 15) at the
+freezing commit 5be336b and after round 11 (8922aad), no answer changed (docs/explain.md "Round 11"). It was read
+only after that measurement: the 27 logs ``explain`` names right (every category but ``unknown``) moved into
+``corpus.json``, where ``test_explain_coverage.py`` requires each to stay right. The 30 left here are the ones the
+corpus cannot hold: 2 labelled ``unknown`` (application bugs) and 28 still missed. None may be blamed on a cluster
+category it is not, but for the answers listed in ``KNOWN_WRONG``.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from sealed_sources import SIGNATURE_DOCUMENTS, document_keys, is_page, page_key, thread_keys
-from spent_sets import answer, texts_outside
+from spent_sets import blamed_bugs, check_cited_nowhere_else, check_real_and_labelled, load, new_wrong
 
-from preflight.explain.catalog import CATEGORIES
-
-FIXTURES = Path(__file__).parent / "fixtures" / "explain"
-FROZEN8_DIR = FIXTURES / "frozen8"
-FROZEN8: list[dict[str, object]] = json.loads((FROZEN8_DIR / "logs.json").read_text(encoding="utf-8"))
-
-# 28 of 57 (49.1%) and 7 of 15 (46.7%) at the commit that froze the set (the commit that added this file, on top of
-# 8e9d56a, whose code it does not change), before any signature change of round 11, rounded down. The engineers
-# changing the catalog raise them with their change.
-FLOOR_ALL = 0.49
-FLOOR_ASCEND = 0.46
-
-
-def test_frozen8_logs_are_real_and_labelled() -> None:
-    assert len(FROZEN8) >= 50 and sum(bool(log["ascend"]) for log in FROZEN8) >= 15
-    for log in FROZEN8:
-        source = str(log["source"])
-        assert set(log) == {"source", "category", "ascend", "why", "excerpt"}, source
-        assert source.startswith("https://"), source
-        assert log["category"] in CATEGORIES, source
-        assert str(log["why"]).strip() and str(log["excerpt"]).strip(), source
-        if source.startswith("https://github.com/"):
-            assert len(thread_keys(source) | document_keys(source)) == 1, source
-        else:
-            assert is_page(source) and "/" in page_key(source), source
-    sources = [str(log["source"]) for log in FROZEN8]
-    assert len(set(sources)) == len(sources), "one case per source"
-    threads = [k for s in sources for k in thread_keys(s)]
-    assert len(set(threads)) == len(threads), "one excerpt per thread"
-    by_key: dict[str, list[str]] = {}
-    for source in sources:
-        for key in document_keys(source) | ({page_key(source)} if is_page(source) else set()):
-            by_key.setdefault(key, []).append(source)
-    shared = [s for cases in by_key.values() if len(cases) > 1 for s in cases]
-    assert all("#" in s for s in shared), "a document's or page's cases are told apart by their fragment"
+FROZEN8_DIR = Path(__file__).parent / "fixtures" / "explain" / "frozen8"
+FROZEN8 = load(FROZEN8_DIR)
+FOLDED = 27  # of the 57: moved into corpus.json after round 11's measurement (explained right there)
+# Left logs whose text reads as another class than the one their source found (the source's cause in brackets): an
+# Ascend acl module that cannot be imported read as versions (CANN's set_env.sh not sourced: the driver runtime);
+# ibv_modify_qp timing out read as RDMA (a rail-only fabric: NCCL_CROSS_NIC=0) and NCCL's socket failing read as
+# RDMA (a host firewall); ACL 507033 read as a device (a driver too new for the CANN); HCCL subgroups created late
+# read as a stale process (the application's order); the EFA provider's -12 read as memory (the locked-memory
+# limit); a refused connection read as a firewall (fairseq started without its world size and rank); gloo's peer
+# closing read as the fabric (gloo on localhost: GLOO_SOCKET_IFNAME); a rendezvous failure read as the rendezvous
+# (the rank-0 pod's name not resolvable yet); a torch-npu build read as the driver (versions); a hang read as
+# versions (P2P).
+KNOWN_WRONG = {
+    "https://github.com/Ascend/MindSpeed-MM/blob/57069cd55a8ab16d5affe379a2e2c5f0a4d962b9/docs/zh/FAQ.md#case-2":
+        "version-mismatch",
+    "https://github.com/NVIDIA/nccl/issues/2013": "rdma",
+    "https://github.com/NVIDIA/nccl/issues/352": "rdma",
+    "https://github.com/PaddlePaddle/Paddle/issues/68865": "device-mapping",
+    "https://github.com/areal-project/AReaL/pull/1254": "hccl-stale-process",
+    "https://github.com/awslabs/awsome-distributed-ai/issues/647": "oom",
+    "https://github.com/facebookresearch/fairseq/issues/1096": "firewall",
+    "https://github.com/meta-pytorch/data/issues/1142": "fabric",
+    "https://github.com/pytorch/pytorch/issues/80772": "rendezvous",
+    "https://github.com/vllm-project/vllm-ascend/issues/540": "driver",
+    "https://github.com/vllm-project/vllm/issues/5484": "version-mismatch",
+}
 
 
-def test_frozen8_sources_are_cited_nowhere_else() -> None:
-    texts = texts_outside(FROZEN8_DIR)
-    cited_threads = set().union(*(thread_keys(t) for t in texts))
-    cited_documents = set().union(*(document_keys(t) for t in texts))
-    threads = set().union(*(thread_keys(str(log["source"])) for log in FROZEN8))
-    documents = set().union(*(document_keys(str(log["source"])) for log in FROZEN8))
-    pages = {page_key(str(log["source"])) for log in FROZEN8 if is_page(str(log["source"]))}
-    assert not threads & cited_threads, "a frozen8 thread is cited by a signature, a fixture, the code or the docs"
-    assert not documents & cited_documents, "a frozen8 document is cited elsewhere in the project"
-    lowered = [t.lower() for t in texts]
-    assert not [p for p in pages if any(p in t for t in lowered)], "a frozen8 page is cited elsewhere in the project"
-    assert not [d for d in documents | pages if any(word in d for word in SIGNATURE_DOCUMENTS)]
+def test_left_logs_are_real_and_labelled() -> None:
+    assert len(FROZEN8) == 57 - FOLDED
+    check_real_and_labelled(FROZEN8)
 
 
-def test_frozen8_score_is_at_least_the_floor() -> None:
-    right = [answer(str(log["excerpt"])) == log["category"] for log in FROZEN8]
-    ascend = [ok for ok, log in zip(right, FROZEN8, strict=True) if log["ascend"]]
-    overall, on_ascend = sum(right) / len(right), sum(ascend) / len(ascend)
-    print(f"frozen8 set: {sum(right)} of {len(right)} ({overall:.1%}) right first; "
-          f"Ascend {sum(ascend)} of {len(ascend)} ({on_ascend:.1%})")
-    assert overall >= FLOOR_ALL, f"frozen8 set {overall:.1%} < {FLOOR_ALL:.0%}"
-    assert on_ascend >= FLOOR_ASCEND, f"frozen8 set on Ascend {on_ascend:.1%} < {FLOOR_ASCEND:.0%}"
+def test_left_logs_are_cited_nowhere_else() -> None:
+    check_cited_nowhere_else(FROZEN8, FROZEN8_DIR, KNOWN_WRONG)
+
+
+def test_no_cluster_fault_is_claimed_for_an_application_bug() -> None:
+    """A false alarm is as bad as a miss: none of the 2 ``unknown``-labelled logs may be blamed on the cluster."""
+    assert sum(log["category"] == "unknown" for log in FROZEN8) == 2
+    assert not blamed_bugs(FROZEN8, KNOWN_WRONG)
+
+
+def test_left_misses_claim_no_new_wrong_category() -> None:
+    assert sum(log["category"] != "unknown" for log in FROZEN8) == 28
+    assert not new_wrong(FROZEN8, KNOWN_WRONG)
