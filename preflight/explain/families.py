@@ -22,7 +22,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 COMPONENTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(p, re.IGNORECASE)) for name, p in (
-    ("NET/IB", r"NET/IB\w*|\bibv_\w+|\blibibverbs\b|\bmlx5_?\w*|InfiniBand|\bRoCE\b|\bverbs\b"),
+    # round 12: libfabric / AWS EFA (NCCL's NET/OFI plugin) is the same class of RDMA network (its -12 is the
+    # locked-memory limit as ibv_reg_mr's is)
+    ("NET/IB", r"NET/IB\w*|NET/OFI|\blibfabric\b|\bEFA\b|prov/efa|\bibv_\w+|\blibibverbs\b|\bmlx5_?\w*|"
+               r"InfiniBand|\bRoCE\b|\bverbs\b"),
     ("HCCL", r"HCCL|\bHCCP\b|\bhccn\w*"),  # also WorkHCCL, ProcessGroupHCCL, hcclComm
     ("CANN runtime", r"\bACL\b|\baclrt\w*|\bRUNTIME\(|\bCANN\b|\bascend\w*"),
     ("NPU", r"\bNPU\b|torch_npu"),
@@ -66,7 +69,9 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      r"greater than memory manager malloc max size|Free memory .{0,60}less than desired", "oom", True,
      "a device or host ran out of memory", "Free memory on that node (smaller batch, fewer processes on the "
      "device) and check what else holds it.", {"NET/IB": "memlock"}),
-    ("too many open files", r"Too many open files|\bEMFILE\b", "open-files", True,
+    # round 12: multiprocessing's "received 0 items of ancdata": a DataLoader worker passing tensors as file
+    # descriptors (torch's file_descriptor sharing strategy) ran out of them
+    ("too many open files", r"Too many open files|\bEMFILE\b|received 0 items of ancdata", "open-files", True,
      "the process hit its open-file limit", "Raise `ulimit -n` for the job.", {}),
     ("shared memory", r"/dev/shm|\bshm_\w+|shared memory", "shm", True,
      "shared memory (/dev/shm) could not be used", "Give the job a larger /dev/shm (--ipc=host, --shm-size).",
@@ -95,6 +100,14 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     ("network unreachable", r"Network is unreachable|\bENETUNREACH\b", "wrong-interface", True,
      "this host has no route to the peer's network", "Pick an interface on the network every node shares "
      "(NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME) or fix the routes.", {}),
+    # round 12: Ray's workers reaching the head's GCS (its store, as MASTER_ADDR's is torch's); an empty host
+    # (``address :6379``) is a launch variable left unset
+    ("GCS address empty", r"Failed to connect to GCS at address :\d+", "launch-args", True,
+     "the Ray worker was started with an empty head address (the variable that should hold it is unset)",
+     "Set the head node's address in the launch script (ray start --address=HEAD_IP:6379) on every worker.", {}),
+    ("GCS unreachable", r"Failed to connect to GCS at address \S+", "master-unreachable", True,
+     "a Ray worker cannot reach the head node's GCS", "Start the workers with the head's reachable address (not "
+     "127.0.0.1) and open the GCS port (6379) between the nodes.", {}),
     ("connection refused", r"Connection refused|\bECONNREFUSED\b", "master-unreachable", True,
      "nothing listens where the rank connects (wrong address or port, or the peer is not up)",
      "Check MASTER_ADDR/MASTER_PORT and that the peer started; check the firewall.",
@@ -151,6 +164,11 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      r"exist)", "wrong-interface", True, "the network interface the job was told to use is not on this host",
      "Name an interface this host has (`ip -br addr`) in the launcher's setting and NCCL_SOCKET_IFNAME / "
      "GLOO_SOCKET_IFNAME / HCCL_SOCKET_IFNAME, on every node.", {}),
+    # round 12: HCCP (HCCL's process on the device) could not bring up the device NIC (``ra rdev init failed``):
+    # the device IP the rank table or hccn.conf names is not the NIC's
+    ("device NIC init", r"\bra (?:rdev|socket) init failed|\bHCCL fails to initialize the NIC\b", "hccl-link", True,
+     "HCCL could not initialise the NPU's device NIC", "Compare the device IPs (`hccn_tool -i N -ip -g`) with the "
+     "rank table's device_ip and check the link (`hccn_tool -i N -link -g`).", {}),
     ("device missing", r"invalid device ordinal|no (?:CUDA )?(?:GPUs?|devices?|NPUs?) (?:are )?(?:available|found)|"
      r"device not found|No such device|invalid device id|device id error", "device-mapping", True,
      "a rank asked for a device that is not there", "Match the ranks per node to the visible devices.",
@@ -162,7 +180,8 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      "health, reset or replace it.", {}),
     # round 11: the launch's world size against what the job was built or saved for (``Loading a checkpoint for
     # MP=1 but world size is 4``)
-    ("world size", r"\bbut (?:the )?world[ _]size (?:is|=)|world[ _]size\b.{0,40}\b(?:does not match|mismatch)",
+    ("world size", r"\bbut (?:the )?world[ _]size (?:is|=)|world[ _]size\b.{0,40}\b(?:does not match|mismatch)|"
+     r"\bmpiSize == tp \* pp\b",
      "launch-args", True, "the number of processes launched does not fit what the job expects",
      "Launch as many processes as the job (its checkpoint's model-parallel size, the config) expects: "
      "--nproc_per_node x --nnodes.", {}),
