@@ -54,7 +54,7 @@ from preflight.allreduce.floor import Rates, host_expected, intra_expected, lowe
 from preflight.allreduce.nic import SPEEDS_COMMAND, parse_speeds
 from preflight.allreduce.probe import BACKENDS, TORCH_PROBE
 from preflight.allreduce.schedule import PATTERNS, Pair, plan
-from preflight.allreduce.topology import host_topology, link_class
+from preflight.allreduce.topology import group_allowed, host_topology, link_class
 from preflight.allreduce.verdict import PairResult, judge, median, merge, parse_lines, slow_pairs
 from preflight.allreduce.worker import WORKER
 from preflight.checks.base import *
@@ -196,6 +196,7 @@ class AllreduceCheck(ActiveCheck):
         accelerated = ctx.cluster.accelerator in ("gpu", "npu")  # cpu "devices" are slots of one CPU: no links
         counts = {h: devices for h in self.usable(facts, ctx)} if devices > 1 and accelerated else {}
         topologies = {h: host_topology(h, ctx.other_facts) for h in counts}
+        counts = {h: n for h, n in counts.items() if group_allowed(topologies[h], range(n))}  # refused: not run
         rates = self.rates(facts, ctx)
         fraction, efrac = float(ctx.params["fraction"]), float(ctx.params.get("expected_fraction", 0.4))
 
@@ -347,6 +348,8 @@ class AllreduceCheck(ActiveCheck):
             findings += bisect_findings(search, sum(len(r) for r in search.rounds))
             if within is not None and within.rounds:
                 findings += device_findings(within, sum(len(r) for r in within.rounds))
+            if within is not None:
+                findings += self.refused_within(facts, ctx)
             return findings
         results, confirmed = self.confirmations(facts, ctx, outcomes)
         return findings + judge(results, self.usable(facts, ctx), float(ctx.params["fraction"]),
@@ -355,6 +358,20 @@ class AllreduceCheck(ActiveCheck):
                                 confirmed.remeasured if len(outcomes) > len(rounds) else None,  # None: none ran
                                 self.hardware_floors(results, facts, ctx), self.expected(results, facts, ctx),
                                 confirmed.controls)
+
+    def refused_within(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
+        """A ``skip`` for each host whose group of all its devices the collective library refuses (HCCL on 910A: 1,
+        2, 4 or 8 devices, 2 or 4 inside one HCCS group): the search within the nodes does not run it."""
+        devices = max(1, int(ctx.cluster.devices_per_host or 1))
+        if devices < 2 or ctx.cluster.accelerator not in ("gpu", "npu"):
+            return []
+        return [finding("allreduce.bisect", h, Status.SKIP,
+                        f"{h}: not searched within the node: HCCL on Atlas training (910A) takes a group of 1, 2, 4 "
+                        f"or 8 devices (2 or 4 inside one HCCS group, NPUs 0-3 or 4-7), not {devices}",
+                        observed=f"{devices} devices", expected="1, 2, 4 or 8 devices",
+                        remedy="set devices_per_host to 8 (or 4 / 2) in hosts.yaml, as the job's HCCL groups must be")
+                for h in self.usable(facts, ctx)
+                if not group_allowed(host_topology(h, ctx.other_facts), range(devices))]
 
     def rates(self, facts: Mapping[str, Facts], ctx: EvalContext) -> Rates:
         """What the expected busbw is derived from (preflight.allreduce.floor)."""

@@ -250,3 +250,22 @@ def test_cpu_slots_are_not_searched_within_a_node() -> None:
     cpu = EvalContext(ClusterSpec(accelerator="cpu", master="n1", devices_per_host=4), ctx.hosts, ctx.params)
     _, rounds = drive(cpu)
     assert all("/" not in g.hosts[0] for r in rounds for g in r)
+
+
+def test_a_910a_host_group_hccl_refuses_is_not_run_and_says_why() -> None:
+    """HCCL on Atlas training (910A) takes 1, 2, 4 or 8 devices of a server (2 or 4 inside one HCCS group): with 6
+    devices per host no within-node group is planned (the torch_npu simulator refuses it as HCCL does), and each
+    host says why; with 4 (NPUs 0-3, one HCCS group) the search runs."""
+    def npu(devices: int) -> EvalContext:
+        ctx = context(2, devices=devices)
+        return EvalContext(ClusterSpec(accelerator="npu", master="n1", devices_per_host=devices), ctx.hosts,
+                           ctx.params, {"npu": {h.name: {"generation": "910A"} for h in ctx.hosts}})
+    findings, rounds = drive(npu(6))
+    assert all("/" not in g.hosts[0] for r in rounds for g in r)
+    skipped = [f for f in findings if f.check == "allreduce.bisect" and f.status == Status.SKIP]
+    assert sorted(str(f.host) for f in skipped) == ["n1", "n2"]
+    assert all("1, 2, 4 or 8 devices" in f.message and "not 6" in f.message for f in skipped)
+    assert named(findings) == set()
+    findings, rounds = drive(npu(4))  # the simulated rates of LINKS; the check plans by 910A's HCCS classes
+    assert any("/" in g.hosts[0] for r in rounds for g in r)
+    assert not [f for f in findings if f.status == Status.SKIP]

@@ -17,7 +17,8 @@ hcclCommInitRootInfoConfig(...), error code is 1``), with HCCL_E_NOT_SUPPORT = 5
 - float64 on Atlas training (910A) and A2/A3 (CANN's HcclAllReduce reference: fp64 only on Ascend 950), with
   torch_npu's own dtype check text (ProcessGroupHCCL.cpp: "HCCL AllReduce & Reduce: Unsupported data type
   at::kDouble");
-- a 2-device group across 910A's HCCS groups 0-3 / 4-7 (CANN HCCL docs for Atlas training series).
+- on 910A a server's devices in one group other than 1, 2, 4 or 8, or a group of 2 or 4 across the HCCS groups
+  0-3 / 4-7 (CANN HCCL docs for Atlas training series; ../shared/reference/ascend.md).
 
 ``PF_SIM_HCCL_DELAY_S`` (seconds per MiB, default 0) slows this rank's all_reduce (a degraded device).
 """
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import time
 import types
 from datetime import timedelta
@@ -134,20 +136,23 @@ _lib_impl.impl("_copy_from", _copy_from, "PrivateUse1")
 
 
 class ProcessGroupHCCL(dist.ProcessGroup):  # type: ignore[misc]
-    """``hccl``: gloo underneath; refuses float64 and 910A cross-group pairs like HCCL."""
+    """``hccl``: gloo underneath; refuses float64 and the 910A groups HCCL refuses, like HCCL."""
 
     def __init__(self, store: Any, rank: int, size: int, timeout: timedelta) -> None:
         super().__init__(rank, size)
         device = _current[0]
-        store.set(f"pf_sim_hccl_device_{rank}", str(device))
-        devices = [int(store.get(f"pf_sim_hccl_device_{r}")) for r in range(size)]
+        store.set(f"pf_sim_hccl_device_{rank}", f"{socket.gethostname()} {device}")
+        placed = [store.get(f"pf_sim_hccl_device_{r}").decode().split() for r in range(size)]
+        per_server: dict[str, set[int]] = {}
+        for server, dev in placed:
+            per_server.setdefault(server, set()).add(int(dev))
         store.add("pf_sim_hccl_seen", 1)  # both ranks read both devices before either refuses: both say why
         while store.add("pf_sim_hccl_seen", 0) < size:
             time.sleep(0.01)
         store.add("pf_sim_hccl_past", 1)  # rank 0 serves the store: it waits until every rank is past the wait
         while rank == 0 and store.add("pf_sim_hccl_past", 0) < size:
             time.sleep(0.01)
-        if size == 2 and generation() == "910A" and devices[0] // 4 != devices[1] // 4:
+        if generation() == "910A" and not all(_allowed_910a(devs) for devs in per_server.values()):
             raise _hccl_error("create_config", 148, "hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, "
                               "&(comm->hcclComm_))", HCCL_E_NOT_SUPPORT)
         self._gloo = dist.ProcessGroupGloo(store, rank, size, timeout)
@@ -169,6 +174,13 @@ class ProcessGroupHCCL(dist.ProcessGroup):  # type: ignore[misc]
 
     def barrier(self, opts: Any = None) -> Any:
         return self._gloo.barrier(opts) if opts is not None else self._gloo.barrier()
+
+
+def _allowed_910a(devices: set[int]) -> bool:
+    """HCCL on Atlas training: 1, 2, 4 or 8 devices of a server; 2 or 4 inside one HCCS group (0-3, 4-7)."""
+    if len(devices) not in (1, 2, 4, 8):
+        return False
+    return len(devices) == 8 or len({d // 4 for d in devices}) == 1
 
 
 def _create(store: Any, rank: int, size: int, timeout: timedelta) -> ProcessGroupHCCL:
