@@ -63,7 +63,7 @@ from preflight.job_env import job_command
 
 
 class AllreduceCheck(ActiveCheck):
-    ids = ("allreduce.run", "allreduce.pair", "allreduce.correct", "allreduce.busbw")
+    ids = ("allreduce.run", "allreduce.pair", "allreduce.correct", "allreduce.busbw", "allreduce.bisect")
     order = 90
     by_default = False
     summary = "all_reduce busbw per device pair (circle schedule); names the slow link or the suspect host"
