@@ -1,0 +1,83 @@
+"""Issue 38's ninth frozen set (after round 12): 57 real failure logs nothing in the project cites, scored blind.
+
+tests/fixtures/explain/frozen9/logs.json (see its README) was drawn after round 12's signature changes were
+committed (round 12 was written from the spent eighth set, with no sealed set left to measure it), so it is scored
+twice: with the code before round 12 (3b0be1d) and with round 12 (the commit that froze the set, which changes no
+code), as the seventh set was scored with older code too. Its sources are GitHub threads (issues and pull requests
+with a pasted log whose later comments state the cause) and troubleshooting and FAQ documents in GitHub repositories
+(a blob URL pinned to a commit, one case per fragment). All must be cited nowhere else: no catalog signature, no other
+fixture (the earlier frozen sets included), nothing in preflight/, docs/ or bench/. The set is smaller than the 60
+logs (20 of them Ascend) the issue asks for, because the session's search look-ups were nearly spent (each collector
+had at most 60) and the Ascend threads nobody had cited ran out (all its Ascend cases are documents): the size check
+asks for 50 and 12. Only the score is printed, never which logs fail: the set stays SEALED for the next round, whose
+"before" it is.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sealed_sources import SIGNATURE_DOCUMENTS, document_keys, is_page, page_key, thread_keys
+from spent_sets import answer, texts_outside
+
+from preflight.explain.catalog import CATEGORIES
+
+FIXTURES = Path(__file__).parent / "fixtures" / "explain"
+FROZEN9_DIR = FIXTURES / "frozen9"
+FROZEN9: list[dict[str, object]] = json.loads((FROZEN9_DIR / "logs.json").read_text(encoding="utf-8"))
+
+# 27 of 57 (47.4%) and 4 of 15 (26.7%) at the commit that froze the set (on top of 72bf128, round 12 included; the
+# commit adds only this set and its test), rounded down; with the code before round 12 (3b0be1d) the same 27 of 57 and
+# 4 of 15. The engineers changing the catalog raise them with their change.
+FLOOR_ALL = 0.47
+FLOOR_ASCEND = 0.26
+
+
+def test_frozen9_logs_are_real_and_labelled() -> None:
+    assert len(FROZEN9) >= 50 and sum(bool(log["ascend"]) for log in FROZEN9) >= 12
+    for log in FROZEN9:
+        source = str(log["source"])
+        assert set(log) == {"source", "category", "ascend", "why", "excerpt"}, source
+        assert source.startswith("https://"), source
+        assert log["category"] in CATEGORIES, source
+        assert isinstance(log["ascend"], bool), source
+        assert str(log["why"]).strip() and str(log["excerpt"]).strip(), source
+        if source.startswith("https://github.com/"):
+            assert len(thread_keys(source) | document_keys(source)) == 1, source
+        else:
+            assert is_page(source) and "/" in page_key(source), source
+    sources = [str(log["source"]) for log in FROZEN9]
+    assert len(set(sources)) == len(sources), "one case per source"
+    threads = [k for s in sources for k in thread_keys(s)]
+    assert len(set(threads)) == len(threads), "one excerpt per thread"
+    by_key: dict[str, list[str]] = {}
+    for source in sources:
+        for key in document_keys(source) | ({page_key(source)} if is_page(source) else set()):
+            by_key.setdefault(key, []).append(source)
+    shared = [s for cases in by_key.values() if len(cases) > 1 for s in cases]
+    assert all("#" in s for s in shared), "a document's or page's cases are told apart by their fragment"
+
+
+def test_frozen9_sources_are_cited_nowhere_else() -> None:
+    texts = texts_outside(FROZEN9_DIR)
+    cited_threads = set().union(*(thread_keys(t) for t in texts))
+    cited_documents = set().union(*(document_keys(t) for t in texts))
+    threads = set().union(*(thread_keys(str(log["source"])) for log in FROZEN9))
+    documents = set().union(*(document_keys(str(log["source"])) for log in FROZEN9))
+    pages = {page_key(str(log["source"])) for log in FROZEN9 if is_page(str(log["source"]))}
+    assert not threads & cited_threads, "a frozen9 thread is cited by a signature, a fixture, the code or the docs"
+    assert not documents & cited_documents, "a frozen9 document is cited elsewhere in the project"
+    lowered = [t.lower() for t in texts]
+    assert not [p for p in pages if any(p in t for t in lowered)], "a frozen9 page is cited elsewhere in the project"
+    assert not [d for d in documents | pages if any(word in d for word in SIGNATURE_DOCUMENTS)]
+
+
+def test_frozen9_score_is_at_least_the_floor() -> None:
+    right = [answer(str(log["excerpt"])) == log["category"] for log in FROZEN9]
+    ascend = [ok for ok, log in zip(right, FROZEN9, strict=True) if log["ascend"]]
+    overall, on_ascend = sum(right) / len(right), sum(ascend) / len(ascend)
+    print(f"frozen9 set: {sum(right)} of {len(right)} ({overall:.1%}) right first; "
+          f"Ascend {sum(ascend)} of {len(ascend)} ({on_ascend:.1%})")
+    assert overall >= FLOOR_ALL, f"frozen9 set {overall:.1%} < {FLOOR_ALL:.0%}"
+    assert on_ascend >= FLOOR_ASCEND, f"frozen9 set on Ascend {on_ascend:.1%} < {FLOOR_ASCEND:.0%}"
