@@ -285,8 +285,7 @@ def code_matches(lines: list[str], file: str, file_index: int, tables: Iterable[
     for number, line in enumerate(lines, start=1):
         if None in blocked.get(number, ()):
             continue
-        decoded = tuple(d for t in plan.asked(line) for d in t.decode(line)
-                        if not (d.table.name in _TORCH_TABLES and _ASCEND_MODULE_LINE.search(line)))
+        decoded = tuple(d for t in plan.asked(line) for d in t.decode(line))
         if not decoded:
             continue
         # several tables read the line (torch.multiprocessing's "terminated with signal SIGKILL": the elastic
@@ -305,13 +304,6 @@ def code_matches(lines: list[str], file: str, file_index: int, tables: Iterable[
             weight=CODE_WEIGHT if code.root_cause else CODE_WEIGHT // 3, root_cause=code.root_cause)
         found[key] = _match(sig, file, file_index, number, line, facts, "code", decoded)
     return list(found.values())
-
-
-# torch's own tables read no line an Ascend module logged (``[ERROR] HCCL(pid,python):...``): HCCL's "get socket
-# timeout" is its link setup timing out (hccl-timeout), not c10d's store "Socket Timeout" (round 10)
-_TORCH_TABLES = frozenset({"c10d", "torch_elastic", "gloo"})
-_ASCEND_MODULE_LINE = re.compile(r"\[(?:ERROR|WARNING|INFO|EVENT|DEBUG)\]\s*(?:HCCL|HCCP|RUNTIME|GE|TBE|DRV|ASCENDCL|"
-                                 r"APP|TDT|AICPU|FE|PROFILING)\(\d+")
 
 
 def family_matches(lines: list[str], file: str, file_index: int, facts: FileFacts) -> list[Match]:

@@ -24,10 +24,10 @@ processes to connect has timed out``, and that directory's ``Utils.hpp``, ``TCPS
 from __future__ import annotations
 
 from preflight.explain.table_c10d_rows import ROWS
-from preflight.explain.table_templates import build
+from preflight.explain.table_templates import ASCEND_MODULE_LINE, build
 
 SOURCE = "https://github.com/pytorch/pytorch/tree/v2.9.1/torch/csrc/distributed/c10d"
 VERSION = ("torch 2.9.1 (wordings of 1.13.1, 2.1.2, 2.4.1, 2.6.0, 2.9.1 and 2.13.0, and torch/lib/c10d at "
            "f64e82381ae8c9a3a79b8730c5ab5ef18b46d41c (torch 1.x))")
 
-TABLE = build("c10d", SOURCE, VERSION, ROWS)
+TABLE = build("c10d", SOURCE, VERSION, ROWS, foreign=ASCEND_MODULE_LINE)

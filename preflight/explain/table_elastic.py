@@ -17,7 +17,7 @@ Source: ``torch/distributed/elastic`` (``rendezvous/api.py``, ``dynamic_rendezvo
 
 from __future__ import annotations
 
-from preflight.explain.table_templates import Row, build
+from preflight.explain.table_templates import ASCEND_MODULE_LINE, Row, build
 
 SOURCE = "https://github.com/pytorch/pytorch/tree/v2.9.1/torch/distributed/elastic"
 VERSION = "torch 2.9.1 (wordings of 1.13.1, 2.1.2, 2.4.1, 2.6.0, 2.9.1 and 2.13.0)"
@@ -110,4 +110,4 @@ ROWS: tuple[Row, ...] = (
         ("process {} terminated with exit code {}",), root_cause=False, checks=()),
 )
 
-TABLE = build("torch_elastic", SOURCE, VERSION, ROWS)
+TABLE = build("torch_elastic", SOURCE, VERSION, ROWS, foreign=ASCEND_MODULE_LINE)

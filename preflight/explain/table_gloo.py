@@ -19,7 +19,7 @@ read at main (70dc360, 2026-04-21) and through its history back to 2017.
 
 from __future__ import annotations
 
-from preflight.explain.table_templates import Row, build
+from preflight.explain.table_templates import ASCEND_MODULE_LINE, Row, build
 
 SOURCE = "https://github.com/pytorch/gloo/tree/70dc360272dfc57e3617184c78ff9b06f8cd4757/gloo/transport/tcp"
 VERSION = "gloo main 70dc360 (2026-04-21), wordings since 2017"
@@ -128,4 +128,4 @@ ROWS: tuple[Row, ...] = (
         root_cause=False, checks=_IFNAME_CHECKS),
 )
 
-TABLE = build("gloo", SOURCE, VERSION, ROWS)
+TABLE = build("gloo", SOURCE, VERSION, ROWS, foreign=ASCEND_MODULE_LINE)

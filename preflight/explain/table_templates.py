@@ -121,8 +121,16 @@ def _pattern(template: str, row_key: str) -> _Pattern:
     return _Pattern(regex, max(pieces, key=len), weight, row_key)
 
 
-def build(name: str, source: str, version: str, rows: tuple[Row, ...]) -> CodeTable:
-    """The code table of ``rows``: each keyed by its first template, found by any of its templates."""
+# A line an Ascend module logged (``[ERROR] HCCL(pid,python):...``): torch's own tables (c10d, torch_elastic, gloo)
+# read none (HCCL's "get socket timeout" is its link setup timing out, not c10d's store "Socket Timeout"; round 10)
+ASCEND_MODULE_LINE = re.compile(r"\[(?:ERROR|WARNING|INFO|EVENT|DEBUG)\]\s*(?:HCCL|HCCP|RUNTIME|GE|TBE|DRV|ASCENDCL|"
+                                r"APP|TDT|AICPU|FE|PROFILING)\(\d+")
+
+
+def build(name: str, source: str, version: str, rows: tuple[Row, ...],
+          foreign: re.Pattern[str] | None = None) -> CodeTable:
+    """The code table of ``rows``: each keyed by its first template, found by any of its templates, in no line that
+    ``foreign`` matches (another program's log line that shares the words)."""
     entries: dict[str, Code] = {}
     patterns: list[_Pattern] = []
     for row in rows:
@@ -140,7 +148,7 @@ def build(name: str, source: str, version: str, rows: tuple[Row, ...]) -> CodeTa
     def find(line: str) -> list[str]:
         """The rows a line carries, the most specific first, each once."""
         norm = normalize(line)
-        if not anchors.search(norm):
+        if not anchors.search(norm) or (foreign is not None and foreign.search(line)):
             return []
         out: list[str] = []
         for p in patterns:
