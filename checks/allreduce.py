@@ -192,11 +192,8 @@ class AllreduceCheck(ActiveCheck):
                       start: int, offset: int) -> tuple[bisect.Search, list[bisect.Group]]:
         """The search within the nodes (preflight.allreduce.bisect_devices), after the one across hosts: replayed
         from its outcomes, and the next round's groups. ``start``/``offset``: the group runs and rounds before."""
-        devices = max(1, int(ctx.cluster.devices_per_host or 1))
-        accelerated = ctx.cluster.accelerator in ("gpu", "npu")  # cpu "devices" are slots of one CPU: no links
-        counts = {h: devices for h in self.usable(facts, ctx)} if devices > 1 and accelerated else {}
+        counts, _ = self.within_counts(facts, ctx)
         topologies = {h: host_topology(h, ctx.other_facts) for h in counts}
-        counts = {h: n for h, n in counts.items() if group_allowed(topologies[h], range(n))}  # refused: not run
         rates = self.rates(facts, ctx)
         fraction, efrac = float(ctx.params["fraction"]), float(ctx.params.get("expected_fraction", 0.4))
 
@@ -359,19 +356,26 @@ class AllreduceCheck(ActiveCheck):
                                 self.hardware_floors(results, facts, ctx), self.expected(results, facts, ctx),
                                 confirmed.controls)
 
-    def refused_within(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
-        """A ``skip`` for each host whose group of all its devices the collective library refuses (HCCL on 910A: 1,
-        2, 4 or 8 devices, 2 or 4 inside one HCCS group): the search within the nodes does not run it."""
+    def within_counts(self, facts: Mapping[str, Facts], ctx: EvalContext) -> tuple[dict[str, int], list[str]]:
+        """The hosts the search within the nodes runs (host -> its devices) and those it cannot: the collective
+        library refuses a group of all their devices (HCCL on 910A: 1, 2, 4 or 8 devices, 2 or 4 inside one HCCS
+        group). Neither on cpu (its "devices" are slots of one CPU: no links) or with one device per host."""
         devices = max(1, int(ctx.cluster.devices_per_host or 1))
         if devices < 2 or ctx.cluster.accelerator not in ("gpu", "npu"):
-            return []
+            return {}, []
+        hosts = self.usable(facts, ctx)
+        refused = [h for h in hosts if not group_allowed(host_topology(h, ctx.other_facts), range(devices))]
+        return {h: devices for h in hosts if h not in refused}, refused
+
+    def refused_within(self, facts: Mapping[str, Facts], ctx: EvalContext) -> list[Finding]:
+        """A ``skip`` for each host the search within the nodes cannot run (``within_counts``), saying why."""
+        devices = max(1, int(ctx.cluster.devices_per_host or 1))
         return [finding("allreduce.bisect", h, Status.SKIP,
                         f"{h}: not searched within the node: HCCL on Atlas training (910A) takes a group of 1, 2, 4 "
                         f"or 8 devices (2 or 4 inside one HCCS group, NPUs 0-3 or 4-7), not {devices}",
                         observed=f"{devices} devices", expected="1, 2, 4 or 8 devices",
                         remedy="set devices_per_host to 8 (or 4 / 2) in hosts.yaml, as the job's HCCL groups must be")
-                for h in self.usable(facts, ctx)
-                if not group_allowed(host_topology(h, ctx.other_facts), range(devices))]
+                for h in self.within_counts(facts, ctx)[1]]
 
     def rates(self, facts: Mapping[str, Facts], ctx: EvalContext) -> Rates:
         """What the expected busbw is derived from (preflight.allreduce.floor)."""

@@ -18,12 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from preflight.explain.families import checks_by_category
+from preflight.explain.families import FAMILY_WEIGHT, checks_by_category
 from preflight.explain.hang import silent_hang
 from preflight.explain.signature import Signature
 from preflight.explain.socket_ifaces import stalls_across_hosts, virtual_choice
-
-WEIGHT = 30  # a keyword family's weight (matcher.FAMILY_WEIGHT)
 
 _HANG_SOURCE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs"
 _IFACE_SOURCE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-socket-ifname"
@@ -54,7 +52,7 @@ def hang_evidence(files: Sequence[Sequence[str]]) -> Evidence | None:
         "Rerun with NCCL_P2P_DISABLE=1: if it runs (over shared memory), P2P is blocked. Then boot with iommu=pt "
         "(or intel_iommu=off / amd_iommu=off), or disable ACS on the PCIe switches in the BIOS; the CUDA samples' "
         "p2pBandwidthLatencyTest shows whether P2P works.", checks_by_category().get("p2p", ()), _HANG_SOURCE,
-        weight=WEIGHT)
+        weight=FAMILY_WEIGHT)
     return Evidence(sig, hang.file_index, hang.line_number, "NCCL", "silent hang in setup on one node")
 
 
@@ -74,6 +72,6 @@ def interface_evidence(files: Sequence[Sequence[str]], failing: bool) -> Evidenc
             "interfaces NCCL listed.",
             "Set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) on every node to the interface the hosts share "
             "(e.g. NCCL_SOCKET_IFNAME=ens5, or ^docker,veth,br- to exclude), or run the containers with the host "
-            "network.", checks_by_category().get("wrong-interface", ()), _IFACE_SOURCE, weight=WEIGHT)
+            "network.", checks_by_category().get("wrong-interface", ()), _IFACE_SOURCE, weight=FAMILY_WEIGHT)
         return Evidence(sig, index, found[0] + 1, "NCCL", "socket on a virtual interface")
     return None

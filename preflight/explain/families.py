@@ -41,6 +41,9 @@ COMPONENTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(p,
 ))
 
 
+FAMILY_WEIGHT = 30  # a keyword family's (or a log shape's: preflight.explain.evidence) weight; a symptom's a third
+
+
 @dataclass(frozen=True)
 class Family:
     """A failure family: its keywords, its category (by component) and whether it is a cause or a symptom."""

@@ -33,7 +33,7 @@ from preflight.explain.catalog import CATALOG, Signature
 from preflight.explain.clean import SUSPICIOUS, finished_cleanly
 from preflight.explain.decode import CodeTable, Decoded
 from preflight.explain.evidence import Evidence, hang_evidence, interface_evidence
-from preflight.explain.families import checks_by_category, family_of
+from preflight.explain.families import FAMILY_WEIGHT, checks_by_category, family_of
 from preflight.explain.gates import plan_for
 from preflight.explain.lines import FileFacts, file_facts, line_rank, path_rank, timestamp
 from preflight.explain.paste import WRAP_MIN, joins, normalize, terminal_width, uncut, unwrap
@@ -52,7 +52,7 @@ JOIN_MAX_LINES = 5_000  # a log this short (a paste) also has its long lines tri
 BLOCK_LINES = 5  # a code within this many lines of a signature's line belongs to the error that signature explains
 _NOT_FAMILY = re.compile(r"^\s*(?:File \"|frame #\d+)")  # traceback frames: paths, not failures
 LAYERS = ("signature", "code", "family", "unknown")
-CODE_WEIGHT, FAMILY_WEIGHT = 45, 30  # a symptom's weight is a third of it
+CODE_WEIGHT = 45  # a symptom's weight is a third of it (FAMILY_WEIGHT: preflight.explain.families)
 
 
 def rank_of(line: str, file: str) -> int | None:
