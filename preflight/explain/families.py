@@ -85,8 +85,7 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      "an HCCL port (the device-side NIC's, HCCL_IF_BASE_PORT's range) is already taken on this host",
      "Free the port (a previous job's processes) or give each process on the NPU its own range "
      "(HCCL_NPU_SOCKET_PORT_RANGE=auto, HCCL_IF_BASE_PORT).", {}),
-    ("address in use", r"Address already in use|\bEADDRINUSE\b|address in use",
-     "port-in-use", True,
+    ("address in use", r"Address already in use|\bEADDRINUSE\b|address in use", "port-in-use", True,
      "a port the job needs is already taken", "Free the port or choose another one on every node.",
      {"HCCL": "hccl-port"}),
     # getaddrinfo's texts: glibc (EAI_NONAME, EAI_AGAIN, EAI_FAIL, EAI_NODATA), musl ("Name does not resolve"), the
