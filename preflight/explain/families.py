@@ -187,6 +187,36 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      "launch-args", True, "the number of processes launched does not fit what the job expects",
      "Launch as many processes as the job (its checkpoint's model-parallel size, the config) expects: "
      "--nproc_per_node x --nnodes.", {}),
+    # round 13: an operator that rejected its inputs while the graph or kernel was prepared: shape inference
+    # (ATB's and GE's "infer shape fail", MindSpore's "InferShape" errors, TensorRT's "could not infer shape"), tiling
+    # (an Ascend kernel splitting its inputs) or an AI Core / vector core exception on the device: the job's own call
+    ("operator rejected", r"\binfer[ _]?shape\w*(?: check)?\s*(?:fail(?:ed|s|ure)?|error)\b|"
+     r"\b(?:failed to|could not|cannot|unable to) infer (?:the )?(?:output )?shape|"
+     r"\btiling(?: func(?:tion)?)? (?:fail(?:ed|s|ure)?|error)\b|\b(?:do|run|get|calc\w*)[ _]?tiling failed|"
+     r"\b(?:ai ?core|aivec|vector core|ai ?cpu) (?:error|exception)\b",
+     "app-fault", True, "an operator rejected the inputs the job gave it (shape inference or tiling failed) or "
+     "crashed on the device", "Read the operator's name and the shapes / dtypes in the lines before it; use "
+     "inputs the operator supports (its documentation's constraints) or report it with the shapes.", {}),
+    # round 13: a size the job's parallel layout must divide, on a line that names the layout (tensor / pipeline /
+    # expert parallel sizes, world size, GPUs, ranks, heads): a launch value that does not fit. Not a tensor's
+    # dimension (the model's) and not a bare "batch size 10 is not divisible by 4" (the script's own data)
+    ("parallel size", r"^(?!.*\b(?:dimension|shape|dim)\b)(?=.*(?:parallel|\bworld[ _]?size|\b[tpde]p(?:_size)?\b|"
+     r"\b(?:num_)?(?:gpus|npus|devices|ranks|nproc\w*|processes)\b|\bheads\b)).*\bdivisible by\b",
+     "launch-args", True, "a size the parallel layout must divide (world size, tensor/pipeline parallel size, "
+     "heads, batch) does not divide it", "Choose parallel sizes that divide the model's heads / layers and the "
+     "world size (nnodes x nproc_per_node), and a batch size that divides by the data-parallel size.", {}),
+    # round 13: the command line or config the job was launched with (argparse's and Hydra's / OmegaConf's errors)
+    ("launch options", r"\berror: (?:unrecognized arguments|the following arguments are required|argument \S+: "
+     r"(?:invalid|expected))|\b(?:OverrideParseException|MissingMandatoryValue|ConfigAttributeError|"
+     r"ConfigKeyError)\b|\bCould not override '",
+     "launch-args", True, "the launch command or its config has an option the program does not accept",
+     "Fix the option the error names in the launch script or config (`--help` lists them).", {}),
+    # round 13: a call with an argument the installed library's function does not have: its API of another release
+    ("API of another version", r"\bgot an unexpected keyword argument\b|\bis not supported in (?:this|your) "
+     r"version\b|\bplease (?:upgrade|update)\b(?![^.;]*\bdriver)"
+     r"[^.;]{0,40}?(?:\bto (?:version |v)?\d|>=\s*\d|\bversions?\b|\bpackages?\b|\blatest\b)", "version-mismatch", True,
+     "the code calls a library with an API another release of it has", "Install the library version the "
+     "calling code was written for (its requirements file), on every node.", {"NVIDIA driver": "driver"}),
     ("collective mismatch", r"collective mismatch|mismatch(?:ed)? collective|inconsistent between ranks|"
      r"different (?:collectives|shapes|sizes)", "collective-mismatch", True,
      "the ranks disagree on the collective they run", "Make every rank run the same collectives with the same "

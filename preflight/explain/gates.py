@@ -38,6 +38,8 @@ GATES: dict[str, Gate] = {
     # the runtime's "drvRetCode=6" / "drv ret=0x57" / "drvRet[6]", DRV_ERROR_* names; DCMI's -8xxx and names
     "ascend_drv": Gate(("drvretcode", "drvret", "drv ret", "drv_error_", "dev_error_")),
     "dcmi": Gate(("dcmi_err_code_",), re.compile(r"-8[0-9]{3}")),
+    # ATB's "... fail, error code: N" templates and its ERROR_* names (table_atb)
+    "atb": Gate(("fail, error code", "error_invalid_", "error_graph_", "error_operation_null", "error_out_of_")),
     # cudaErrorXxx / CUDA_ERROR_XXX names, "CUDA error", "cuda runtime error", "Cuda failure", THCudaCheck, CUresult,
     # a number
     # after "error code", and the texts no other library prints (recognised without a CUDA marker)

@@ -170,14 +170,19 @@ def _whole_words(template: str) -> list[str]:
             if (j > 0 or (i == 0 and head)) and (j < len(words) - 1 or (i == len(pieces) - 1 and tail))]
 
 
+_GATE_WORD = 7  # a shorter word ("only", "model", "nccl") is on too many healthy lines to gate a table by
+
+
 def _gate(wordings: Iterable[tuple[str, ...]]) -> Gate:
-    """A template table's gate: for each wording its longest whole word, else (no whole word) its longest piece."""
+    """A template table's gate: for each wording its longest whole word when that is a rare one (``_GATE_WORD``
+    letters or more), else its longest piece (a phrase: ``only one of``, not the word ``only``)."""
     words: set[str] = set()
     pieces: set[str] = set()
     for template in (t for templates in wordings for t in templates):
         whole = _whole_words(template)
-        if whole:
-            words.add(max(whole, key=len))
+        longest = max(whole, key=len) if whole else ""
+        if len(longest) >= _GATE_WORD:
+            words.add(longest)
         else:
             pieces.add(max(_pieces(template), key=len))
     return Gate(markers=tuple(sorted(pieces)), words=frozenset(words), normalized=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from preflight.explain import (
     table_acl,
     table_ascend_driver,
+    table_atb,
     table_cann,
     table_cann_ops,
     table_cuda_error,
@@ -31,6 +32,7 @@ from preflight.explain.table_exit import TABLE as EXIT
 from preflight.explain.table_gloo import TABLE as GLOO
 from preflight.explain.table_hccl import HCCL_RESULTS
 from preflight.explain.table_launchers import ACCELERATE, DEEPSPEED, HOROVOD, REMOTE_SHELL
+from preflight.explain.table_megatron import TABLE as MEGATRON
 from preflight.explain.table_mpi_slurm import OPENMPI, SLURM
 from preflight.explain.table_torch_npu_dist import TABLE as TORCH_NPU_DIST
 from preflight.explain.table_vllm import TABLE as VLLM
@@ -43,6 +45,7 @@ DECODERS: tuple[CodeTable, ...] = (
     *table_acl.TABLES,  # Ascend: aclError, aclnnStatus
     table_torch_npu.TABLE,  # Ascend: torch_npu's ERRxxyyy (OPS / GRAPH rejections, memory; the rest generic)
     *table_ascend_driver.TABLES,  # Ascend: the driver's drvError_t (drvRetCode=N), DCMI's -8xxx (npu-smi, plugins)
+    table_atb.TABLE,  # Ascend: ATB's ErrorType after an operation's "... fail, error code: N" (MindIE, fused ops)
     table_ibv_wc.TABLE,  # InfiniBand/RoCE: ibv_wc_status of a failed completion (NCCL NET/IB, Open MPI, perftest)
     table_nccl_warn.TABLE,  # NVIDIA: NCCL WARN messages by template (NET/IB, NET/Socket, Bootstrap, SHM, P2P...)
     table_cuda_error.TABLE,  # NVIDIA: cudaError_t
@@ -57,6 +60,7 @@ DECODERS: tuple[CodeTable, ...] = (
     GLOO,  # gloo's TCP transport
     DEEPSPEED,  # DeepSpeed's launcher
     ACCELERATE,  # accelerate launch
+    MEGATRON,  # Megatron-LM's (MindSpeed's, NeMo's) checks of the launch arguments and model config
     REMOTE_SHELL,  # pdsh / ssh as the launchers start nodes
     HOROVOD,  # horovodrun: its ssh check, task servers, interfaces
     VLLM,  # vLLM: KV cache / startup memory, parallel sizes, Ray placement, its workers and engine core
