@@ -3,7 +3,7 @@
 Every table names an https source and a version, and decodes a code that no log sample under
 tests/fixtures/explain carries (``UNSEEN``: one case per table; a table joining ``DECODERS`` adds its own).
 The lines of those cases are written from the vendor's own message text for the code, not copied from a log:
-they test that a code is decoded from its table alone. The sealed ``frozen/`` and ``frozen9/`` sets are never
+they test that a code is decoded from its table alone. The sealed ``frozen/`` and ``frozen10/`` sets are never
 opened here.
 """
 
@@ -55,7 +55,7 @@ from preflight.explain.table_xid import TABLE as XID
 from preflight.explain.tables import DECODERS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "explain"
-SEALED = {"frozen", "frozen9"}  # the sealed evaluation sets: not read, not listed
+SEALED = {"frozen", "frozen10"}  # the sealed evaluation sets: not read, not listed
 
 # table name -> (a line carrying a code, that code); the code must appear in no log sample
 UNSEEN: dict[str, tuple[str, str]] = {
@@ -63,6 +63,7 @@ UNSEEN: dict[str, tuple[str, str]] = {
                        "unable to fetch master ip addr environment variable is null"),
     "ascend_drv": ("[drv api] drvGetDevNum failed: drvRetCode=34!", "34"),
     "dcmi": ("dcmi_get_device_health failed, ret = -8012", "-8012"),
+    "cann_text": ("Config device_ip is missing in the ranktable file.", "EI0017"),
     "megatron": ("ValueError: num_query_groups (8) must be a multiple or divisor of tensor_model_parallel_size (3).",
                  "num query groups {} must be a multiple or divisor of tensor model parallel size {}"),
     "atb": ("[error] [4021] [operation_base.cpp:647] LinearOperation invalid param, setup check fail, error code: 13",
@@ -93,8 +94,7 @@ UNSEEN: dict[str, tuple[str, str]] = {
                   "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"),
     "xid": ("kernel: NVRM: Xid (PCI:0000:3b:00): 94, pid=2154, name=python3, Contained ECC error.", "94"),
     "nccl_result": ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
-                    "ProcessGroupNCCL.cpp:3356, invalid argument (run with NCCL_DEBUG=WARN for details), NCCL "
-                    "version 2.21.5", "4"),
+                    "ProcessGroupNCCL.cpp:3356, NCCL operation in progress, NCCL version 2.21.5", "7"),
     # torch.distributed, the launchers, exit codes: template tables are keyed by the normalized template
     "c10d": ("[rank2]:[E ProcessGroupNCCL.cpp:1300] [PG 0 Rank 2] Heartbeat monitor timed out! Process will be "
              "terminated after dumping debug info.", "processgroupnccls watchdog got stuck for {} seconds without "
