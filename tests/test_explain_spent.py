@@ -103,19 +103,17 @@ SETS: dict[str, Spent] = {
     }),
     # Folded, of the 103: moved into corpus.json after round 10's measurement (explained right there)
     # Left logs whose text reads as another class than the one their source found (the source's cause in brackets):
-    # a missing socket interface in a container read as a missing device (eth0 absent: the interface); an AArch64 static
-    # TLS exhaustion read as memory (an import order); a Ray head node without NPUs read as the driver (harmless, the
-    # document says); NCCL error 5 read as launch arguments (two processes on one GPU); a SoC mismatch read as a device
-    # (the image's CANN build for other hardware); refused connections read as a firewall (a node's broken network) and
-    # as a firewall again (NCCL picked lo after ^docker0: the interface); torch.distributed.launch's 'Address already in
-    # use' read as a port (the old launch syntax under torch >= 1.9); an OOM at a barrier read as memory (a faulty GPU);
-    # 'Torch not compiled with CUDA' read as versions (model code hard-coding .cuda() on NPUs); ssh to a placeholder
-    # host read as ssh (the hostfile).
+    # a missing socket interface in a container read as a missing device (eth0 absent: the interface); (until round 14,
+    # an AArch64 static TLS exhaustion read as memory: an import order, now no match); a Ray head node without NPUs read
+    # as the driver (harmless, the document says); NCCL error 5 read as launch arguments (two processes on one GPU); a
+    # SoC mismatch read as a device (the image's CANN build for other hardware); refused connections read as a firewall
+    # (a node's broken network) and as a firewall again (NCCL picked lo after ^docker0: the interface);
+    # torch.distributed.launch's 'Address already in use' read as a port (the old launch syntax under torch >= 1.9); an
+    # OOM at a barrier read as memory (a faulty GPU); 'Torch not compiled with CUDA' read as versions (model code hard-
+    # coding .cuda() on NPUs); ssh to a placeholder host read as ssh (the hostfile).
     "frozen7": Spent(total=103, folded=36, bugs=29, misses=38, github_only=False, known_wrong={
         "https://github.com/Ascend/AgentSDK/blob/22636e9c9b8aa19d7efc406904f6ace10d3c5291/docs/aura/zh/07_faq.md"
         "#case-faq-001": "device-mapping",
-        "https://github.com/Ascend/RecSDK/blob/b27ead591392235f2d0163e15a700b0eccfa5e50/docs/en/tensorflow/tf_rec_v1/"
-        "faq.md#case-static-tls-block": "oom",
         "https://github.com/Ascend/mind-cluster/blob/22bb3d987bc0208c3eb7395e222b661276133c58/docs/zh/scheduling/"
         "04_usage/04_resumable_training/04_using_resumable_training_on_the_cli.md"
         "#case-head-node-get-device-count": "driver",
@@ -155,24 +153,19 @@ SETS: dict[str, Spent] = {
         "https://github.com/vllm-project/vllm-ascend/issues/540": "driver",
         "https://github.com/vllm-project/vllm/issues/5484": "version-mismatch",
     }),
-    # Folded, of the 57: moved into corpus.json after round 13's measurement (explained right there)
+    # Folded, of the 57: moved into corpus.json after round 13's measurement (23) and by round 14 (17), explained right
     # Left logs whose text reads as another class than the one their source found (the source's cause in brackets):
-    # ACL 507018 at a stream synchronize read as the job's operator (leftover processes on the NPU); an ARM libgomp's
-    # static TLS block read as memory (a library load order: no cluster fault); NCCL's 'Call to ibv_create_qp failed'
-    # read as RDMA (NCCL's troubleshooting guide: the memlock limit); a store socket timeout read as the store (the
-    # launcher's multi-node variables renamed by a release); ssh not resolving a truncated host name read as name
-    # resolution (MPICH's hostfile parser dropping a character); NCCL's invalid blocking attribute read as launch
-    # arguments (torch built for an older NCCL than the one loaded).
-    "frozen9": Spent(total=57, folded=23, bugs=5, misses=29, github_only=False, known_wrong={
+    # ACL 507018 at a stream synchronize read as the job's operator (leftover processes on the NPU); NCCL's 'Call to
+    # ibv_create_qp failed' read as RDMA (NCCL's troubleshooting guide: the memlock limit; two corpus threads found
+    # RDMA); a store socket timeout read as the store (the launcher's multi-node variables renamed by a release); ssh
+    # not resolving a truncated host name read as name resolution (MPICH's hostfile parser dropping a character).
+    "frozen9": Spent(total=57, folded=40, bugs=5, misses=12, github_only=False, known_wrong={
         "https://github.com/Ascend/DrivingSDK/blob/e667017eb751b614c128c9c81812634cae362ee4/model_examples/BEVFusion/"
         "README.md#case-acl-stream-sync-507018-residual-process": "app-fault",
-        "https://github.com/Ascend/MindSpeed-RL/blob/05a90d77cb6cfad8999e2aee21068284db959579/docs/zh/algorithms/"
-        "grpo.md#case-libgomp-static-tls": "oom",
         "https://github.com/NVIDIA/nccl/blob/5067397c2676d5aed50042fc39e5c8ee96eb0027/docs/userguide/source/"
         "troubleshooting/networking_troubleshooting.rst#case-ib-create-qp-memlock": "rdma",
         "https://github.com/hiyouga/LlamaFactory/issues/6154": "store-timeout",
         "https://github.com/pmodels/mpich/issues/6719": "name-resolution",
-        "https://github.com/vllm-project/vllm/issues/1726": "launch-args",
     }),
 }
 

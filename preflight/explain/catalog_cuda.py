@@ -221,7 +221,8 @@ CUDA: tuple[Signature, ...] = (
         "load the driver.", _DRIVER, "https://github.com/pytorch/pytorch/issues/3864", weight=70),
     Signature(
         "torch.driver_too_old", "driver",
-        (r"The NVIDIA driver on your system is too old \(found version \d+\)",),
+        # round 14: also without the version in brackets (a log or an answer that quotes the sentence alone)
+        (r"The NVIDIA driver on your system is too old(?: \(found version \d+\))?",),
         "The NVIDIA driver is older than the CUDA runtime this torch was built with needs (the version found is "
         "the driver's CUDA API level, e.g. 11040 = CUDA 11.4).",
         "Install a driver that supports the build's CUDA version (NVIDIA's CUDA compatibility table), or a torch "
@@ -236,7 +237,8 @@ CUDA: tuple[Signature, ...] = (
         "container's device mounts.", _DRIVER, "https://github.com/wenet-e2e/wenet/issues/700", weight=60),
     Signature(
         "nvidia_container.cuda_requirement", "driver",
-        (r"nvidia-container-cli: requirement error: unsatisfied condition: cuda\s*>=\s*[\d.]+",),
+        # round 14: also the bare "requirement error: ..." that docker prints after its own prefix
+        (r"(?:nvidia-container-cli: )?requirement error: unsatisfied condition: cuda\s*>=\s*[\d.]+",),
         "The image requires a newer CUDA (its NVIDIA_REQUIRE_CUDA) than the host's driver supports: the NVIDIA "
         "container runtime refuses to start it.",
         "Upgrade the host's driver to one that supports that CUDA version, or use an image built for an older "

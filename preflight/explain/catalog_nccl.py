@@ -164,6 +164,18 @@ NCCL: tuple[Signature, ...] = (
         "NVCC_GENCODE including it (`-gencode=arch=compute_90,code=sm_90`).",
         ("versions.nccl", "versions.cuda"), "https://github.com/NVIDIA/nccl/issues/1372", weight=72),
     Signature(
+        # round 14 (the spent ninth set): init.cc's parseCommConfig (NCCL 2.14+) checks ncclConfig_t's fields; a
+        # torch built against an older NCCL passes a config struct of another layout, so "blocking" reads as garbage
+        # (INT_MIN) and ncclCommInitRankConfig returns ncclInvalidArgument
+        "nccl.config_blocking_invalid", "version-mismatch",
+        (r"Invalid config blocking attribute value -?\d+",),
+        "NCCL refused the communicator config torch passed: its `blocking` field holds garbage because this torch "
+        "was built against another NCCL release than the libnccl loaded (a pip nvidia-nccl or an LD_LIBRARY_PATH "
+        "one newer or older than torch's), so the config struct's layout differs.",
+        "Use the NCCL torch was built with (`python -c 'import torch; print(torch.cuda.nccl.version())'`): remove the "
+        "other libnccl from LD_LIBRARY_PATH / the environment, or install the torch build that matches it.",
+        ("versions.nccl",), "https://github.com/vllm-project/vllm/issues/1726", weight=74),
+    Signature(
         "ofi.no_provider_devices", "rdma",
         # aws-ofi-nccl's init: "OFI fi_getinfo() call failed: %s" with fi_strerror(-ret); -61 (ENODATA) is
         # "No data available": no provider (EFA) device matched the hints

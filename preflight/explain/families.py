@@ -34,6 +34,8 @@ COMPONENTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(p,
     ("rendezvous", r"rendezvous|\brdzv\w*"),
     ("TCPStore", r"TCPStore|\bDistStore\w*|\bc10d\b|MASTER_ADDR|MASTER_PORT"),
     ("NVIDIA driver", r"\bNVRM\b|nvidia-smi|\bNVML\b|\bXid\b|nvidia-fabricmanager"),
+    # round 14: the driver's own CUDA library (libcuda, the driver API) apart from the toolkit's (libcudart, nvcc)
+    ("CUDA driver", r"\blibcuda\.so|\bCUDA driver\b|\bcuInit\b|\bcu(?:Device|Ctx)[A-Z]\w*"),
     ("CUDA", r"\bCUDA\b|\bcuda\w*|\bcu[A-Z]\w+"),
     ("torchrun", r"torch\.distributed\.elastic|\btorchrun\b|ChildFailedError"),
     ("MPI", r"\bmpirun\b|\bORTE\b|\bPMIx?\b|Open MPI"),
@@ -65,7 +67,10 @@ _PEER_FIX = ("Look at the other ranks' logs for the first error (a crash, an OOM
 
 FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), cat, root, meaning, fix, comp)
                                      for name, p, cat, root, meaning, fix, comp in (
-    ("out of memory", r"out of memory|\bOOM\b|Cannot allocate memory|insufficient (?:device )?memory|"
+    # round 14: the dynamic loader's "cannot allocate memory in static TLS block" is a library load order, not memory;
+    # a serving engine's KV cache without a free block (TensorRT-LLM's "No free blocks left") is
+    ("out of memory", r"out of memory|\bOOM\b|Cannot allocate memory(?! in static TLS block)|"
+     r"insufficient (?:device )?memory|\bNo free blocks left\b|\bCan't allocate new blocks\b|"
      r"memory (?:allocation|alloc) failed|failed to allocate|\bMemoryError\b|OutOfMemoryError\b|oom-kill|"
      r"\bbad_alloc\b|memory is not enough|not enough memory|Unable to allocate \d|"
      # round 11: GE's memory manager limit, vLLM's start-up check of free device memory
@@ -152,13 +157,15 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      "import errors name the missing module.", {}),
     # round 11: torch's cpp_extension ABI warning, protobuf's duplicate registration (two builds of one .proto
     # loaded: packages of different releases), a library that could not be loaded (``Could not load libtorchcodec``)
-    ("library / version", r"undefined symbol|cannot open shared object file|version mismatch|"
+    # round 14: "undefind symbol" as a document misspells it, "Undefined CUDA symbols", "Cannot open libcudart.so"
+    ("library / version", r"undefine?d symbol|\bundefined (?:CUDA |CUDA runtime )?symbols\b|"
+     r"cannot open shared object file|\bcannot open lib[\w+.-]*\.so|version mismatch|"
      r"ABI[- ]incompatible|File already exists in database|"
      r"Could not load (?:library )?lib[\w.-]+|"
      r"\bLoading \S+\.so\S* failed|\bis not installed or found\b|"
      r"incompatible (?:version|driver)|not compiled with|built without", "version-mismatch", True,
      "a library is missing or of another version than the build expects",
-     "Install matching versions of the library on every node.", {"NVIDIA driver": "driver", "CUDA": "driver"}),
+     "Install matching versions of the library on every node.", {"NVIDIA driver": "driver", "CUDA driver": "driver"}),
     # round 11: the interface a launcher or library was told to use is not on this host (a container's eth0 that
     # is not there: ifconfig's "error fetching interface information", a launcher's "can not get IP from eth0")
     ("interface missing", r"error fetching interface information|can ?not get (?:the )?IP(?: address)? (?:from|of) "
@@ -191,6 +198,11 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     # (ATB's and GE's "infer shape fail", MindSpore's "InferShape" errors, TensorRT's "could not infer shape"), tiling
     # (an Ascend kernel splitting its inputs) or an AI Core / vector core exception on the device: the job's own call
     ("operator rejected", r"\binfer[ _]?shape\w*(?: check)?\s*(?:fail(?:ed|s|ure)?|error)\b|"
+     # round 14: GE's pass log ("Call InferShapeAndType for node:X failed", "process pass InferShapePass on node:X
+     # failed"); an operator that has no kernel for the dtype ("The param dtype not implemented for DT_BFLOAT16, should
+     # be in dtype support list", torch's '"addmm_impl_cpu_" not implemented for 'Half'')
+     r"\binfer[ _]?shape\w*\b[^;]{0,60}?\bfailed\b|\bdtype not implemented for\b|\bdtype support list\b|"
+     r"\"\w+\" not implemented for '\w+'|"
      r"\b(?:failed to|could not|cannot|unable to) infer (?:the )?(?:output )?shape|"
      r"\btiling(?: func(?:tion)?)? (?:fail(?:ed|s|ure)?|error)\b|\b(?:do|run|get|calc\w*)[ _]?tiling failed|"
      r"\b(?:ai ?core|aivec|vector core|ai ?cpu) (?:error|exception)\b",
@@ -212,11 +224,25 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      "launch-args", True, "the launch command or its config has an option the program does not accept",
      "Fix the option the error names in the launch script or config (`--help` lists them).", {}),
     # round 13: a call with an argument the installed library's function does not have: its API of another release
-    ("API of another version", r"\bgot an unexpected keyword argument\b|\bis not supported in (?:this|your) "
+    # round 14: a package pin next to the words that refuse it ("MMCV==2.2.0 is used but incompatible. Please install
+    # mmcv>=2.0.0rc4, <2.1.0."), nvcc without the GPU's architecture (a CUDA toolkit older than the card), NCCL
+    # refusing the config struct of the torch build ("Invalid config blocking attribute value": another NCCL release)
+    ("API of another version", r"\b[A-Za-z][\w.-]*\s*(?:==|>=|<=|~=)\s*\d[\w.]*\b[^;]{0,80}?\b(?:is used but "
+     r"incompatible|incompatible|please install|is required|but (?:you have|found|got))\b|\bplease install "
+     r"[A-Za-z][\w.-]*\s*(?:==|>=|~=)\s*\d|\bUnsupported gpu architecture\b|"
+     r"\bInvalid config blocking attribute value\b|"
+     r"\bgot an unexpected keyword argument\b|\bis not supported in (?:this|your) "
      r"version\b|\bplease (?:upgrade|update)\b(?![^.;]*\bdriver)"
      r"[^.;]{0,40}?(?:\bto (?:version |v)?\d|>=\s*\d|\bversions?\b|\bpackages?\b|\blatest\b)", "version-mismatch", True,
      "the code calls a library with an API another release of it has", "Install the library version the "
      "calling code was written for (its requirements file), on every node.", {"NVIDIA driver": "driver"}),
+    # round 14: Ray cannot place the job's placement group: the cluster has not the GPUs / NPUs (or custom resources)
+    # the bundles ask for (the resources were not registered with `ray start`, the devices are not visible)
+    ("placement group", r"\bCannot provide a placement group\b|\bplacement group\b.{0,60}\b(?:cannot be "
+     r"(?:scheduled|satisfied)|infeasible)", "device-mapping", True,
+     "Ray could not place the job's bundles: the cluster has not the devices (GPUs, NPUs, custom resources) they ask "
+     "for", "Check `ray status`: start every node with its devices (`ray start --num-gpus N`, or --resources "
+     "'{\"NPU\": 8}' for NPUs Ray does not detect) and ask for no more than the cluster has.", {}),
     ("collective mismatch", r"collective mismatch|mismatch(?:ed)? collective|inconsistent between ranks|"
      r"different (?:collectives|shapes|sizes)", "collective-mismatch", True,
      "the ranks disagree on the collective they run", "Make every rank run the same collectives with the same "

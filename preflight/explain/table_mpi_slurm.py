@@ -4,7 +4,8 @@ matched by their first line. The signal or exit code such a line quotes is decod
 
 Open MPI: ORTE's help files of Open MPI 4.1.8 (``orte/tools/orterun/help-orterun.txt``,
 ``orte/mca/errmgr/base/help-errmgr-base.txt``, ``orte/mca/rmaps/base/help-orte-rmaps-base.txt``,
-``orte/mca/state/base/help-state-base.txt``, ``orte/mca/oob/tcp/oob_tcp_connection.c``'s firewall message,
+``orte/mca/state/base/help-state-base.txt``, ``orte/util/hostfile/help-hostfile.txt``,
+``orte/mca/ess/pmi/help-ess-pmi.txt``, ``orte/mca/oob/tcp/oob_tcp_connection.c``'s firewall message,
 ``opal/mca/btl/tcp/help-mpi-btl-tcp.txt``'s ``[peer hung up]``) with 3.1 / 4.0's wording, and PRRTE's (Open MPI 5:
 ``PRTE was unable...``, ``prterun noticed...``). Slurm: ``src/srun/launch.c``, ``src/slurmd/slurmstepd/req.c``,
 ``src/plugins/task/cgroup/task_cgroup_memory.c`` (22.05's and 23.02+'s oom-kill wordings), ``src/api/step_launch.c``.
@@ -58,6 +59,25 @@ OPENMPI_ROWS: tuple[Row, ...] = (
         "bare host counts one slot or its cores).", "Give every host its slot count so the sum matches -np.",
         ("There are not enough slots available in the system to satisfy the {}",
          "There are not enough slots available in the system or not enough"), checks=()),
+    # round 14: the hostfile parser's help (orte/util/hostfile/help-hostfile.txt): a node defined twice with slots
+    # (two lines that name one host, or two FQDNs that ORTE cuts at the first dot into one short name)
+    Row("slot count defined twice", "hostfile",
+        "The hostfile gives one node two slot counts: it is listed twice with slots=N, or two names that ORTE "
+        "shortens to the same host name at the first dot (mpi-worker.1.foo / mpi-worker.2.foo).",
+        "List each host once with slots=N; with FQDNs that share a first label, give the hosts distinct short names "
+        "or run mpirun with --mca orte_keep_fqdn_hostnames 1.",
+        ("A hostfile was provided that contains multiple definitions",
+         "of the slot count for at least one node:"), checks=()),
+    # round 14: ess/pmi's and ess/singleton's help (orte/mca/ess/pmi/help-ess-pmi.txt, ompi/mca/rte help): an MPI
+    # program started by srun when Open MPI has no Slurm / PMI support, or the pip-installed mpi4py's own Open MPI
+    Row("direct launch by srun unsupported", "launch-args",
+        "The MPI program was started directly with srun, but the Open MPI it links was built without Slurm's PMI "
+        "support (often the one a pip wheel or a container brings), so it cannot start.",
+        "Launch with mpirun (inside the allocation) instead of srun, or use an Open MPI built --with-slurm / "
+        "--with-pmix and `srun --mpi=pmix`.",
+        ("The application appears to have been direct launched using \"srun\",",
+         "but OMPI was not built with SLURM's PMI support and therefore cannot",
+         "but OMPI was not built with SLURM support. This usually happens"), checks=()),
     Row("executable not found", "launch-args",
         "mpirun could not find the program on a node (a typo'd option taken as the program, or not installed "
         "at that path there).", "Use an absolute path that exists on every node; check mpirun's options.",

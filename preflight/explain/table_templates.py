@@ -171,15 +171,19 @@ def _whole_words(template: str) -> list[str]:
 
 
 _GATE_WORD = 7  # a shorter word ("only", "model", "nccl") is on too many healthy lines to gate a table by
+# Long words on most lines of a healthy distributed log (NCCL INFO's channels, torchrun's notices, progress lines)
+_COMMON_LOG_WORDS = frozenset({"channel", "channels", "environment", "variable", "process", "processes", "training",
+                               "iteration", "default", "setting", "loading", "initialized", "connected", "version"})
 
 
 def _gate(wordings: Iterable[tuple[str, ...]]) -> Gate:
     """A template table's gate: for each wording its longest whole word when that is a rare one (``_GATE_WORD``
-    letters or more), else its longest piece (a phrase: ``only one of``, not the word ``only``)."""
+    letters or more, not one of ``_COMMON_LOG_WORDS``), else its longest piece (a phrase: ``only one of``, not the
+    word ``only``)."""
     words: set[str] = set()
     pieces: set[str] = set()
     for template in (t for templates in wordings for t in templates):
-        whole = _whole_words(template)
+        whole = [w for w in _whole_words(template) if w not in _COMMON_LOG_WORDS]
         longest = max(whole, key=len) if whole else ""
         if len(longest) >= _GATE_WORD:
             words.add(longest)

@@ -15,6 +15,7 @@ from preflight.explain import (
     table_atb,
     table_cann,
     table_cann_ops,
+    table_cann_text,
     table_cuda_error,
     table_cuda_libs,
     table_ge,
@@ -41,6 +42,7 @@ DECODERS: tuple[CodeTable, ...] = (
     *table_cann.TABLES,  # Ascend: CANN EE/EH/EI/EJ/EK/EL/EZ codes
     table_cann_ops.TABLE,  # Ascend: CANN operator/compiler/AI CPU codes (E2-E9xxxx, EA/EB/EF/EM/EO/EP)
     table_ge.TABLE,  # Ascend: CANN Graph Engine codes (E1xxxx: options, paths, ranktable values, models)
+    table_cann_text.TABLE,  # Ascend: those three tables' messages by their text, when the code is not on the line
     HCCL_RESULTS,  # Ascend: HcclResult
     *table_acl.TABLES,  # Ascend: aclError, aclnnStatus
     table_torch_npu.TABLE,  # Ascend: torch_npu's ERRxxyyy (OPS / GRAPH rejections, memory; the rest generic)
