@@ -321,6 +321,17 @@ ASCEND: tuple[Signature, ...] = (
         "https://www.hiascend.com/document/detail/en/mindcluster/730/clustersched/schedulingug/"
         "dlug_installation_faq_050.html", weight=70),
     Signature(
+        # round 15 (the spent frozen10 set): the runtime's device lookup when the NPU driver is not loaded
+        # (aclrtSetDevice then returns 107001, an invalid device id: the symptom)
+        "ascend.driver_not_loaded", "driver",
+        (r"Failed to get phy dev id by logic dev id, driver may not be loaded",),
+        "The CANN runtime could not map the logical device to a physical one because the NPU driver is not loaded "
+        "(not installed, or its kernel modules are not up); the invalid-device error that follows is the symptom.",
+        "Check `lsmod | grep drv_davinci` and /usr/local/Ascend/driver/version.info; reinstall or reload the NPU "
+        "driver (and reboot), then `npu-smi info`.", ("npu.health", "versions.npu_driver"),
+        "https://github.com/hicann/runtime/blob/681ef7610df13c8128982901142a2c869ddbb53e/docs/zh/FAQ/"
+        "aclrtSetDevice%E8%B0%83%E7%94%A8%E5%A4%B1%E8%B4%A5.md#case-2", weight=78),
+    Signature(
         "ascend.libdcmi_unloadable", "driver",
         (r"Failed to load the libdcmi\.so dynamic library",),
         "The NPU driver's management library (libdcmi.so) cannot be loaded: the driver is not installed right, "

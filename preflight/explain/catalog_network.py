@@ -317,6 +317,16 @@ NETWORK: tuple[Signature, ...] = (
         "the routes between those networks.",
         ("net.interface",), "https://github.com/mindspore-ai/docs/blob/010322b13f6e39c9e1b4b1f806e8d7eb847f9001/"
         "docs/mindspore/source_zh_cn/faq/distributed_configure.md", weight=64),
+    # --- round 15 (the spent frozen10 set, folded) -----------------------------------------------------------
+    Signature(
+        # NCCL's socket connect (socketStartConnect / socketConnect) to a loopback address: a peer advertised lo
+        "nccl.connect_loopback", "wrong-interface",
+        (r"\bsocket(?:Start)?Connect: Connect to 127\.\d{1,3}\.\d{1,3}\.\d{1,3}<\d+> failed",),
+        "NCCL connected to a loopback address (127.x) for a peer: that peer's NCCL advertised its lo interface "
+        "(NCCL_SOCKET_IFNAME=lo, or no other usable interface), which no other host can reach.",
+        "Set NCCL_SOCKET_IFNAME on every node to the interface the hosts share (`ip -br addr`), never lo for a "
+        "multi-node job.", ("net.interface",), "https://github.com/awslabs/awsome-distributed-ai/issues/192",
+        weight=80),
     # --- round 9 (the spent frozen6 set, folded) -------------------------------------------------------------
     Signature(
         "envoy.rbac_denied", "firewall",

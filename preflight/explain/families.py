@@ -81,7 +81,9 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     # descriptors (torch's file_descriptor sharing strategy) ran out of them
     ("too many open files", r"Too many open files|\bEMFILE\b|received 0 items of ancdata", "open-files", True,
      "the process hit its open-file limit", "Raise `ulimit -n` for the job.", {}),
-    ("shared memory", r"/dev/shm|\bshm_\w+|shared memory", "shm", True,
+    # round 15: UCX's shared-memory transport (mm_iface) that cannot allocate its receive FIFO in /dev/shm
+    ("shared memory", r"/dev/shm|\bshm_\w+|shared memory|\bmm_iface failed to allocate\b|"
+     r"\bfailed to allocate receive FIFO\b", "shm", True,
      "shared memory (/dev/shm) could not be used", "Give the job a larger /dev/shm (--ipc=host, --shm-size).",
      {}),
     # round 11: "The IP address and port have been bound already" is HCCL's wording (EJ0003), the sockets' is
@@ -97,7 +99,9 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     # BSDs / macOS ("nodename nor servname"); Go's resolver ("lookup HOST: no such host"); ssh and curl
     ("name resolution", r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
      r"Non-recoverable failure in name resolution|No address associated with hostname|Name does not resolve|"
-     r"\blookup \S+(?: on \S+)?: no such host|\bgai error\b|could not resolve host|unknown host",
+     r"\blookup \S+(?: on \S+)?: no such host|\bgai error\b|could not resolve host|unknown host|"
+     # round 15: MPICH's tcp netmod (MPID_nem_tcp_init) resolving the node's own name
+     r"\bgethostbyname failed\b",
      "name-resolution", True,
      "a host name does not resolve", "Make every node's name and MASTER_ADDR resolve on every node.", {}),
     ("no route", r"No route to host|\bEHOSTUNREACH\b", "firewall", True,
@@ -147,6 +151,11 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      # than 3.9; NumPy's C-ABI check; pip refusing the Python version
      r"(?<!partially initialized )\bmodule '\w+(?:\.\w+)+' has no attribute\b|'type' object is not subscriptable|"
      r"numpy\.\w+ size changed, may indicate binary incompatibility|requires a different Python\b|"
+     # round 15: NumPy's C-API check ("module compiled against API version 0x10 but this version of numpy is 0xd"), a
+     # feature that needs a newer CUDA / torch / NCCL... than installed ("requires Hopper and CUDA >= 12.9")
+     r"\bcompiled against API version \w+ but this version of numpy is\b|"
+     r"\brequires?\b[^.;]{0,40}\b(?:CUDA|PyTorch|torch|NCCL|cuDNN|CANN|Python|transformers|triton)\s*(?:version\s*)?"
+     r">=?\s*\d|"
      # round 11: transformers' auto classes naming a class the installed release does not have; a symbol version
      # the installed library lacks (``symbol X version libcudart.so.11.0 not defined in file``: an older release)
      r"does not exist or is not currently imported|version \S+ not defined in file|"
@@ -189,8 +198,16 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      "health, reset or replace it.", {}),
     # round 11: the launch's world size against what the job was built or saved for (``Loading a checkpoint for
     # MP=1 but world size is 4``)
+    # round 15: OpenSSH asking to trust a host key: a launcher's non-interactive ssh cannot answer it
+    ("ssh host key prompt", r"\bThe authenticity of host .{0,80}can't be established\b|"
+     r"\bAre you sure you want to continue connecting\b", "ssh", True,
+     "ssh to a node asks to confirm its host key, which a launcher's non-interactive ssh cannot answer",
+     "Add every node's host key to ~/.ssh/known_hosts on the launching node (ssh-keyscan, or ssh to each once) "
+     "and set up passwordless keys.", {}),
     ("world size", r"\bbut (?:the )?world[ _]size (?:is|=)|world[ _]size\b.{0,40}\b(?:does not match|mismatch)|"
-     r"\bmpiSize == tp \* pp\b",
+     r"\bmpiSize == tp \* pp\b|"
+     # round 15: TensorRT-LLM's engine built for another world size than the processes launched
+     r"\bworld size \(?\d+\)?\s*!=\s*\w+ world size\b",
      "launch-args", True, "the number of processes launched does not fit what the job expects",
      "Launch as many processes as the job (its checkpoint's model-parallel size, the config) expects: "
      "--nproc_per_node x --nnodes.", {}),
@@ -203,6 +220,9 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      # be in dtype support list", torch's '"addmm_impl_cpu_" not implemented for 'Half'')
      r"\binfer[ _]?shape\w*\b[^;]{0,60}?\bfailed\b|\bdtype not implemented for\b|\bdtype support list\b|"
      r"\"\w+\" not implemented for '\w+'|"
+     # round 15: TBE's operator parameter checks ("In op, the num of dimensions of input/output[x] should be in ...",
+     # "In op[reduce_sum], the parameter[axis] ...")
+     r"\bIn op(?:\[[\w.]+\])?,? the (?:num|parameter|shape|dtype|value|format|input|output)\b|"
      r"\b(?:failed to|could not|cannot|unable to) infer (?:the )?(?:output )?shape|"
      r"\btiling(?: func(?:tion)?)? (?:fail(?:ed|s|ure)?|error)\b|\b(?:do|run|get|calc\w*)[ _]?tiling failed|"
      r"\b(?:ai ?core|aivec|vector core|ai ?cpu) (?:error|exception)\b",
@@ -213,7 +233,7 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     # expert parallel sizes, world size, GPUs, ranks, heads): a launch value that does not fit. Not a tensor's
     # dimension (the model's) and not a bare "batch size 10 is not divisible by 4" (the script's own data)
     ("parallel size", r"^(?!.*\b(?:dimension|shape|dim)\b)(?=.*(?:parallel|\bworld[ _]?size|\b[tpde]p(?:_size)?\b|"
-     r"\b(?:num_)?(?:gpus|npus|devices|ranks|nproc\w*|processes)\b|\bheads\b)).*\bdivisible by\b",
+     r"\b(?:num_)?(?:gpus|npus|devices|ranks|nproc\w*|processes|shards?)\b|(?:\b|_)heads\b)).*\bdivisible by\b",
      "launch-args", True, "a size the parallel layout must divide (world size, tensor/pipeline parallel size, "
      "heads, batch) does not divide it", "Choose parallel sizes that divide the model's heads / layers and the "
      "world size (nnodes x nproc_per_node), and a batch size that divides by the data-parallel size.", {}),
@@ -236,6 +256,17 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      r"[^.;]{0,40}?(?:\bto (?:version |v)?\d|>=\s*\d|\bversions?\b|\bpackages?\b|\blatest\b)", "version-mismatch", True,
      "the code calls a library with an API another release of it has", "Install the library version the "
      "calling code was written for (its requirements file), on every node.", {"NVIDIA driver": "driver"}),
+    # round 15: GPUs without peer access to each other (a custom all-reduce or P2P transport that needs it)
+    ("peer access", r"\bpeer access\b.{0,40}\b(?:is not available|not supported|unavailable|is disabled)\b", "p2p",
+     True, "GPUs of this host cannot access each other's memory (no P2P between them: PCIe topology, ACS / IOMMU, "
+     "virtualisation)", "Check `nvidia-smi topo -p2p r`; disable the feature that needs P2P (a custom all-reduce) "
+     "or fix the platform (ACS off, iommu=pt).", {}),
+    # round 15: the RDMA NIC's firmware refusing a command for lack of resources (mlx5's CREATE_MKEY "status no
+    # resources", a memory region over the device's max_mr_size)
+    ("RDMA device resources", r"\bmlx5_cmd_out_err\b|\bstatus no resources\b|\bOut of mr size\b", "rdma", True,
+     "the RDMA NIC (its firmware or driver) refused to register memory or create a key: its resources are exhausted "
+     "or the region exceeds its limit", "Register less memory at once, restart the applications that leaked keys "
+     "(or reload the mlx5 driver / reboot), and check the NIC with `ibv_devinfo -v`.", {}),
     # round 14: Ray cannot place the job's placement group: the cluster has not the GPUs / NPUs (or custom resources)
     # the bundles ask for (the resources were not registered with `ray start`, the devices are not visible)
     ("placement group", r"\bCannot provide a placement group\b|\bplacement group\b.{0,60}\b(?:cannot be "
