@@ -39,7 +39,7 @@ COMPONENTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(p,
     ("CUDA", r"\bCUDA\b|\bcuda\w*|\bcu[A-Z]\w+"),
     ("torchrun", r"torch\.distributed\.elastic|\btorchrun\b|ChildFailedError"),
     ("MPI", r"\bmpirun\b|\bORTE\b|\bPMIx?\b|Open MPI"),
-    ("ssh", r"\bssh\b|\bpdsh\b"),
+    ("ssh", r"\bssh\b|\bpdsh\b|\b(?:kex|ssh)_exchange_identification\b"),  # round 16: sshd's handshake
 ))
 
 
@@ -72,7 +72,7 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     ("out of memory", r"out of memory|\bOOM\b|Cannot allocate memory(?! in static TLS block)|"
      r"insufficient (?:device )?memory|\bNo free blocks left\b|\bCan't allocate new blocks\b|"
      r"memory (?:allocation|alloc) failed|failed to allocate|\bMemoryError\b|OutOfMemoryError\b|oom-kill|"
-     r"\bbad_alloc\b|memory is not enough|not enough memory|Unable to allocate \d|"
+     r"\bbad_alloc\b|memory is not enough|not enough memory|Unable to allocate \d|\bOOMKilled\b|"
      # round 11: GE's memory manager limit, vLLM's start-up check of free device memory
      r"greater than memory manager malloc max size|Free memory .{0,60}less than desired", "oom", True,
      "a device or host ran out of memory", "Free memory on that node (smaller batch, fewer processes on the "
@@ -126,7 +126,7 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     ("peer gone", r"Connection reset by peer|Broken pipe|Connection closed by (?:remote )?peer|\bECONNRESET\b|"
      r"\bEPIPE\b|remote process exit\w*|connection (?:was )?(?:closed|lost|aborted)", "fabric", False,
      "a peer closed the connection: it exited or crashed first", _PEER_FIX,
-     {"HCCL": "hccl-link", "TCPStore": "store-timeout", "rendezvous": "rendezvous"}),
+     {"HCCL": "hccl-link", "TCPStore": "store-timeout", "rendezvous": "rendezvous", "ssh": "ssh"}),
     ("link down / transport error", r"link (?:is )?down|port (?:state )?(?:is )?down|\bPORT_DOWN\b|"
      r"retry (?:counter )?exceeded|\bRETRY_EXC\w*|completion error|error cqe|\bIBV_WC_\w+_ERR\b|async event",
      "fabric", True, "the network fabric reported a link or transport error",
@@ -159,11 +159,16 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      # round 11: transformers' auto classes naming a class the installed release does not have; a symbol version
      # the installed library lacks (``symbol X version libcudart.so.11.0 not defined in file``: an older release)
      r"does not exist or is not currently imported|version \S+ not defined in file|"
+     # round 16: transformers not knowing a model ("does not recognize this architecture", "Unrecognized configuration
+     # class"), a remote-code model's missing packages, NumPy 1.24's removed aliases (np.float, np.int...)
+     r"\bdoes not recognize this architecture\b|\bUnrecognized configuration class\b|"
+     r"\brequires the following packages that were not found\b|"
+     r"\bmodule 'numpy' has no attribute '(?:float|int|bool|object|str|complex|long|unicode)'|"
      r"which is incompatible|\bversions?\b[^.;]{0,60}\b(?:does not match|mismatch(?:es)?|(?:is |are )?not "
      r"compatible|incompatible)\b|\b(?:does not match|mismatch(?:es)?|not compatible with)\b[^.;]{0,60}\bversions?\b",
      "version-mismatch", True, "a package is missing or of another version than the code importing it expects",
      "Install the versions the failing package names (its install guide's version table) on every node; "
-     "import errors name the missing module.", {}),
+     "import errors name the missing module.", {"NVIDIA driver": "driver"}),
     # round 11: torch's cpp_extension ABI warning, protobuf's duplicate registration (two builds of one .proto
     # loaded: packages of different releases), a library that could not be loaded (``Could not load libtorchcodec``)
     # round 14: "undefind symbol" as a document misspells it, "Undefined CUDA symbols", "Cannot open libcudart.so"
@@ -187,6 +192,18 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     ("device NIC init", r"\bra (?:rdev|socket) init failed|\bHCCL fails to initialize the NIC\b", "hccl-link", True,
      "HCCL could not initialise the NPU's device NIC", "Compare the device IPs (`hccn_tool -i N -ip -g`) with the "
      "rank table's device_ip and check the link (`hccn_tool -i N -link -g`).", {}),
+    # round 16: the accelerator's driver tools or kernel module absent (npu-smi / nvidia-smi not found, modprobe
+    # failing to insert the driver's module)
+    ("driver not installed", r"\b(?:npu|nvidia)-smi: (?:command )?not found\b|"
+     r"\bcould not insert '(?:nvidia\w*|drv_davinci\w*|davinci\w*)'", "driver", True,
+     "the accelerator's driver (its tools or kernel module) is not installed or not loaded on this host",
+     "Install the driver (or mount its tools and libraries into the container) and load its kernel module; check "
+     "`nvidia-smi` / `npu-smi info`.", {}),
+    # round 16: Kubernetes cannot schedule the pod: no node has the accelerators it asks for free
+    ("scheduler lacks devices", r"\bInsufficient (?:nvidia\.com/gpu|huawei\.com/Ascend\w*|amd\.com/gpu)\b",
+     "device-mapping", True, "no node offers the accelerators the pod asks for (all taken, not advertised by the "
+     "device plugin, or more than a node has)", "Check `kubectl describe node` (Allocatable) and the device plugin "
+     "pods; ask for no more devices per pod than a node has.", {}),
     ("device missing", r"invalid device ordinal|no (?:CUDA )?(?:GPUs?|devices?|NPUs?) (?:are )?(?:available|found)|"
      r"device not found|No such device|invalid device id|device id error", "device-mapping", True,
      "a rank asked for a device that is not there", "Match the ranks per node to the visible devices.",
@@ -240,7 +257,12 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     # round 13: the command line or config the job was launched with (argparse's and Hydra's / OmegaConf's errors)
     ("launch options", r"\berror: (?:unrecognized arguments|the following arguments are required|argument \S+: "
      r"(?:invalid|expected))|\b(?:OverrideParseException|MissingMandatoryValue|ConfigAttributeError|"
-     r"ConfigKeyError)\b|\bCould not override '",
+     r"ConfigKeyError)\b|\bCould not override '|"
+     # round 16: options that cannot go together; a launcher variable the script reads but nothing set (run without
+     # torchrun / srun / mpirun)
+     r"\bmutually exclusive\b|\bcannot (?:be (?:used|set|specified|enabled) together|both be (?:set|specified|used|"
+     r"enabled))\b|\bKeyError: ['\"](?:LOCAL_RANK|RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|"
+     r"OMPI_COMM_WORLD_\w+|SLURM_\w+|PMI_\w+)['\"]",
      "launch-args", True, "the launch command or its config has an option the program does not accept",
      "Fix the option the error names in the launch script or config (`--help` lists them).", {}),
     # round 13: a call with an argument the installed library's function does not have: its API of another release
