@@ -8,7 +8,8 @@ blob URL pinned to a commit, one case per fragment). All must be cited nowhere e
 fixture (the earlier frozen sets included), nothing in preflight/, docs/ or bench/. The set is far below the 60 logs
 (20 of them Ascend) the issue asks for and has no Ascend log at all, because the uncited sources the session's search
 tools still reach ran out (the collector aimed at Ascend documents found none): the size check asks for 20 logs and
-no Ascend one. Only the score is printed, never which logs fail: the set stays SEALED as the "before" of round 16.
+no Ascend one. Only the score is printed, never which logs fail: the set stays SEALED. It was the "before" of round
+16 (measured at 6f964fd: 14 of 22, no change) and is the "before" of round 17.
 """
 
 from __future__ import annotations
