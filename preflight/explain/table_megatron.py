@@ -1,6 +1,7 @@
 """Megatron-LM's checks of its launch arguments and model config as a code table (MindSpeed on Ascend and NeMo run the
-same checks): each message of ``table_megatron_rows`` keyed by its normalized template and found tolerantly
-(``table_templates``), so a check that no log sample shows is still read as the job's own settings.
+same checks): each message of ``table_megatron_rows`` and ``table_megatron_core_rows`` keyed by its normalized
+template and found tolerantly (``table_templates``), so a check that no log sample shows is still read as the job's
+own settings.
 
 Source: NVIDIA/Megatron-LM ``megatron/training/arguments.py``, ``megatron/core/transformer/transformer_config.py``,
 ``megatron/core/model_parallel_config.py`` and ``megatron/core/parallel_state.py`` at main d98e8a6, with the older
@@ -19,7 +20,8 @@ from __future__ import annotations
 import re
 
 from preflight.explain.decode import CodeTable, Gate
-from preflight.explain.table_megatron_rows import MEGATRON_CHECKS
+from preflight.explain.table_megatron_core_rows import CONFIG_CHECKS
+from preflight.explain.table_megatron_rows import ARGUMENT_CHECKS
 from preflight.explain.table_templates import Row, build
 
 COMMIT = "d98e8a64ddf34856e74b24714e3bedb2f5a39553"
@@ -49,7 +51,7 @@ def _name(template: str) -> str:
 ROWS: tuple[Row, ...] = tuple(
     Row(_name(template), category, _MEANING[category].format(version=version, template=template), _FIX[category],
         (template,))
-    for template, category, version in MEGATRON_CHECKS)
+    for template, category, version in (*ARGUMENT_CHECKS, *CONFIG_CHECKS))
 
 _TEMPLATES = build("megatron", SOURCE, VERSION, ROWS)
 # Every check is a raised exception, so its line carries the exception's name (``AssertionError: ...``,
