@@ -13,13 +13,12 @@ wordings of core_r0.10.0, core_r0.8.0 and 23.04 (``megatron/arguments.py``).
 >>> [d.code.category for d in TABLE.decode(
 ...     "ValueError: fused permutation is not available. Please install TE >= 2.1.0.")]
 ['version-mismatch']
+>>> TABLE.find("num_query_groups (8) must be a multiple or divisor of tensor_model_parallel_size (3).")  # not raised
+[]
 """
 
 from __future__ import annotations
 
-import re
-
-from preflight.explain.decode import CodeTable, Gate
 from preflight.explain.table_megatron_core_rows import CONFIG_CHECKS
 from preflight.explain.table_megatron_rows import ARGUMENT_CHECKS
 from preflight.explain.table_templates import Row, build
@@ -53,23 +52,8 @@ ROWS: tuple[Row, ...] = tuple(
         (template,))
     for template, category, version in (*ARGUMENT_CHECKS, *CONFIG_CHECKS))
 
-_TEMPLATES = build("megatron", SOURCE, VERSION, ROWS)
 # Every check is a raised exception, so its line carries the exception's name (``AssertionError: ...``,
-# ``[rank0]: ValueError: ...``): the gate, and a condition of ``find``, that keeps Megatron's own progress lines
+# ``[rank0]: ValueError: ...``): required of a line, and the gate, that keeps Megatron's own progress lines
 # (``consumed samples``, ``learning rate``) from being asked about 468 templates
 _EXCEPTIONS = ("assertionerror", "valueerror", "runtimeerror", "notimplementederror", "exception")
-_RAISED = re.compile("|".join(_EXCEPTIONS), re.IGNORECASE)
-
-
-def find(line: str) -> list[str]:
-    """The checks a line carries, when it is a raised exception's line.
-
-    >>> find("ValueError: num_query_groups (8) must be a multiple or divisor of tensor_model_parallel_size (3).")
-    ['num query groups {} must be a multiple or divisor of tensor model parallel size {}']
-    >>> find("num_query_groups (8) must be a multiple or divisor of tensor_model_parallel_size (3).")
-    []
-    """
-    return _TEMPLATES.find(line) if _RAISED.search(line) else []
-
-
-TABLE = CodeTable("megatron", SOURCE, VERSION, _TEMPLATES.entries, find, Gate(_EXCEPTIONS))
+TABLE = build("megatron", SOURCE, VERSION, ROWS, required=_EXCEPTIONS)

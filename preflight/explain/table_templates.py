@@ -128,9 +128,10 @@ ASCEND_MODULE_LINE = re.compile(r"\[(?:ERROR|WARNING|INFO|EVENT|DEBUG)\]\s*(?:HC
 
 
 def build(name: str, source: str, version: str, rows: tuple[Row, ...],
-          foreign: re.Pattern[str] | None = None) -> CodeTable:
+          foreign: re.Pattern[str] | None = None, required: tuple[str, ...] = ()) -> CodeTable:
     """The code table of ``rows``: each keyed by its first template, found by any of its templates, in no line that
-    ``foreign`` matches (another program's log line that shares the words)."""
+    ``foreign`` matches (another program's log line that shares the words) and, when ``required`` names lower-case
+    markers, only in a line that contains one of them (they are then the table's gate, in place of its words)."""
     entries: dict[str, Code] = {}
     patterns: list[_Pattern] = []
     for row in rows:
@@ -150,13 +151,16 @@ def build(name: str, source: str, version: str, rows: tuple[Row, ...],
         norm = normalize(line)
         if not anchors.search(norm) or (foreign is not None and foreign.search(line)):
             return []
+        if required and not any(marker in line.lower() for marker in required):
+            return []
         out: list[str] = []
         for p in patterns:
             if p.key not in out and p.anchor in norm and p.regex.search(norm):
                 out.append(p.key)
         return out
 
-    return CodeTable(name, source, version, entries, find, _gate(row.templates for row in rows))
+    gate = Gate(required) if required else _gate(row.templates for row in rows)
+    return CodeTable(name, source, version, entries, find, gate)
 
 
 def _whole_words(template: str) -> list[str]:
