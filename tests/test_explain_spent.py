@@ -110,7 +110,9 @@ SETS: dict[str, Spent] = {
     # (a node's broken network) and as a firewall again (NCCL picked lo after ^docker0: the interface);
     # torch.distributed.launch's 'Address already in use' read as a port (the old launch syntax under torch >= 1.9); an
     # OOM at a barrier read as memory (a faulty GPU); 'Torch not compiled with CUDA' read as versions (model code hard-
-    # coding .cuda() on NPUs); ssh to a placeholder host read as ssh (the hostfile).
+    # coding .cuda() on NPUs); ssh to a placeholder host read as ssh (the hostfile). Round 17's resemblances (a lead,
+    # not a diagnosis): Paddle's DataLoader reader killed by an I/O error resembles a shared-memory case (the reader
+    # queue's words), and vLLM's EngineCore dying at a clean exit resembles an OOM case (vLLM's shutdown lines).
     "frozen7": Spent(total=103, folded=36, bugs=29, misses=38, github_only=False, known_wrong={
         "https://github.com/Ascend/AgentSDK/blob/22636e9c9b8aa19d7efc406904f6ace10d3c5291/docs/aura/zh/07_faq.md"
         "#case-faq-001": "device-mapping",
@@ -128,6 +130,10 @@ SETS: dict[str, Spent] = {
         "https://github.com/the-seeds/LLaMA-Factory-Doc/blob/4a99c42ba8feb4ae61ef8bdc563c934dba81eb82/docs/source/"
         "advanced/npu.rst#case-torch-not-compiled-with-cuda": "version-mismatch",
         "https://github.com/thu-coai/EVA/issues/4": "ssh",
+        "https://github.com/PaddlePaddle/PaddleFleetX/blob/ebb8b2fb59ee4700e67f57fb091190f2d60a3df3/docs/source/"
+        "paddle_fleet_rst/launch.rst#L209-L219": "shm",
+        "https://github.com/vllm-project/vllm-ascend/blob/182b75ea84ff13ece27b57391331ef8935410aea/docs/source/"
+        "quick_start.md#case-enginecore-died-at-exit": "oom",
     }),
     # Folded, of the 57: moved into corpus.json after round 11's measurement (explained right there)
     # Left logs whose text reads as another class than the one their source found (the source's cause in brackets): an
@@ -138,7 +144,8 @@ SETS: dict[str, Spent] = {
     # limit); a refused connection read as a firewall (fairseq started without its world size and rank); gloo's peer
     # closing read as the fabric (gloo on localhost: GLOO_SOCKET_IFNAME); a rendezvous failure read as the rendezvous
     # (the rank-0 pod's name not resolvable yet); a torch-npu build read as the driver (versions); a hang read as
-    # versions (P2P).
+    # versions (P2P). Round 17's resemblance (a lead): a refused NET/OFI connection resembles the wrong-interface cases
+    # more than its own firewall case (four of its five nearest cases).
     "frozen8": Spent(total=57, folded=27, bugs=2, misses=28, github_only=False, known_wrong={
         "https://github.com/Ascend/MindSpeed-MM/blob/57069cd55a8ab16d5affe379a2e2c5f0a4d962b9/docs/zh/FAQ.md#case-2":
             "version-mismatch",
@@ -152,6 +159,7 @@ SETS: dict[str, Spent] = {
         "https://github.com/pytorch/pytorch/issues/80772": "rendezvous",
         "https://github.com/vllm-project/vllm-ascend/issues/540": "driver",
         "https://github.com/vllm-project/vllm/issues/5484": "version-mismatch",
+        "https://github.com/aws/aws-ofi-nccl/issues/663": "wrong-interface",
     }),
     # Folded, of the 57: moved into corpus.json after round 13's measurement (23) and by round 14 (17), explained right
     # Left logs whose text reads as another class than the one their source found (the source's cause in brackets):

@@ -255,7 +255,8 @@ def render(result: Explanation, secrets: Iterable[str] = ()) -> str:
         return "\n".join(out) + "\n"
     rank = f", rank {best.rank}" if best.rank is not None else ""
     host = f", host {best.host}" if best.host else ""
-    out.append(f"root cause: {best.signature.category} ({best.signature.id})")
+    lead = "a lead, not a diagnosis: resembles" if best.layer == "resembles" else "root cause:"
+    out.append(f"{lead} {best.signature.category} ({best.signature.id})")
     out.append(f"  where:  {best.file}:{best.line_number}{rank}{host}")
     out.append(f"  line:   {_cut(best.line, secrets)}")
     out.append(f"  found:  {_layer(best)}")
@@ -287,6 +288,8 @@ def _layer(match: Match) -> str:
     if match.layer == "code" and match.decoded:
         d = match.decoded[0]
         return f"code {d.code.code} ({d.code.name}) from the {d.table.name} table {d.table.version}"
+    if match.layer == "resembles":
+        return f"resemblance: the known case {match.signature.source} (nothing recognised the log)"
     if match.layer == "family":
         return (f"keywords: component {match.component or 'not named'}, failure family {match.family} "
                 "(no signature or code table knows it)")

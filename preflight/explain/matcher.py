@@ -35,6 +35,7 @@ from preflight.explain.decode import CodeTable, Decoded
 from preflight.explain.evidence import Evidence, hang_evidence, interface_evidence
 from preflight.explain.families import FAMILY_WEIGHT, checks_by_category, family_of
 from preflight.explain.gates import plan_for
+from preflight.explain.known_cases import reading, resemblance, words
 from preflight.explain.lines import FileFacts, file_facts, line_rank, path_rank, timestamp
 from preflight.explain.paste import WRAP_MIN, joins, normalize, terminal_width, uncut, unwrap
 from preflight.explain.tables import DECODERS
@@ -358,10 +359,10 @@ def suspicious(lines: list[str], file: str, limit: int = 5, facts: FileFacts | N
 
 
 def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CATALOG,
-                  tables: Iterable[CodeTable] | None = None) -> Explanation:
+                  tables: Iterable[CodeTable] | None = None, resemble: bool = True) -> Explanation:
     """Explain already-read logs, ``{file name or path: text}`` (one file per rank), in the given order, against
     ``signatures`` (the built-in catalog unless user signatures were merged in) and the code ``tables``
-    (``DECODERS`` unless given)."""
+    (``DECODERS`` unless given); ``resemble``: when nothing names a category, the known case the logs resemble."""
     sigs = tuple(signatures)
     decoders = tuple(DECODERS if tables is None else tables)
     files = {name: _uncut(_lines(text)) for name, text in texts.items()}
@@ -373,7 +374,36 @@ def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CA
                                  read_hang=False)
             if _named(rewrapped):
                 return rewrapped
+    if resemble and result.clean is None and all(m.signature.category == "unknown" for m in result.matches):
+        anchors = [(s.file, s.line_number) for s in result.suspects] + [(m.file, m.line_number) for m in result.matches]
+        result.matches = [*_resembling(files, anchors), *result.matches]
     return result
+
+
+def _resembling(files: Mapping[str, list[str]], anchors: list[tuple[str, int]]) -> list[Match]:
+    """Nothing named a category: the known case the logs' words resemble most (``preflight.explain.known_cases``;
+    a long log read around the ``anchors``, its suspicious and matched lines), as a ``resembles`` match on the line
+    that shares the case's rarest words, or nothing."""
+    read: list[str] = []
+    for name, lines in files.items():
+        read += reading(lines, [number for file, number in anchors if file == name])
+    found = resemblance(read)
+    if found is None:
+        return []
+    shared = set(found.shared)
+    index, name, number = max(((i, n, k) for i, (n, lines) in enumerate(files.items())
+                               for k, line in enumerate(lines, start=1) if line.strip()),
+                              key=lambda at: (len(shared & words(files[at[1]][at[2] - 1])), -at[0], -at[2]))
+    case = found.case
+    sig = Signature(
+        f"resembles.{_slug(found.category)}", found.category, (),
+        "Nothing named a cause (no signature, code or failure family with a category). The log's words are "
+        f"closest ({found.similarity:.2f} alike; shared: {', '.join(found.shared)}) to a known case whose cause was "
+        f"{found.category}: compare it with that thread before acting; this is a lead, not a diagnosis.",
+        "Read the known case's thread and its fix; run the checks below to confirm or rule it out on the hosts.",
+        checks_by_category().get(found.category, ()), case.source, weight=FAMILY_WEIGHT // 3)
+    lines = files[name]
+    return [_match(sig, name, index, number, lines[number - 1], file_facts(lines, name), "resembles")]
 
 
 def _uncut(lines: list[str]) -> list[str]:
