@@ -2,7 +2,7 @@
 
 explain is silent ("unknown") on most of the logs it misses on unseen sets. A classifier trained on every labelled
 log could answer instead of silence. This script measures two such classifiers on the logs left in the spent frozen
-sets (tests/fixtures/explain/frozen2 ... frozen10: the misses and the application bugs that were never folded).
+sets (tests/fixtures/explain/frozen, frozen2 ... frozen10: the misses and the application bugs that were never folded).
 It asks them only about the logs explain is silent on now, leaving out one set at a time: the classifier is
 trained on the corpus, the signatures' excerpts, the dev sets and the other spent sets' labelled logs.
 
@@ -16,7 +16,7 @@ trained on the corpus, the signatures' excerpts, the dev sets and the other spen
 
 For each setting it prints how many silent labelled logs the classifier gets right, how many it gets wrong, and how
 many application bugs (labelled ``unknown``, where silence is the right answer) it would blame on a category. The
-sealed sets (frozen, frozen11) are never read. Figures are in docs/explain.md ("A learned last layer").
+sealed set (frozen11) is never read. Figures are in docs/explain.md ("A learned last layer").
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from preflight.explain.known_cases import MIN_SIMILARITY, MIN_WORDS, Case, Index
 from preflight.explain.matcher import explain_texts  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "explain"
-SPENT = tuple(f"frozen{n}" for n in range(2, 11))
+SPENT = ("frozen", *(f"frozen{n}" for n in range(2, 11)))
 RUN_WORD = re.compile(r"[a-z][a-z_]+")
 ERROR_LINE = re.compile(r"error|fail|exception|abort|fatal|warn|refused|timeout|timed out|denied|not found|invalid|"
                         r"cannot|unable|unhandled|killed|signal", re.IGNORECASE)
