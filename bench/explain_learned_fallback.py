@@ -15,8 +15,9 @@ trained on the corpus, the signatures' excerpts, the dev sets and the other spen
     python3 bench/explain_learned_fallback.py
 
 For each setting it prints how many silent labelled logs the classifier gets right, how many it gets wrong, and how
-many application bugs (labelled ``unknown``, where silence is the right answer) it would blame on a category. The
-sealed set (frozen11) is never read. Figures are in docs/explain.md ("A learned last layer").
+many application bugs (labelled ``unknown``, where silence is the right answer) it would blame on a category. No
+sealed set is read; the spent sets are those the rule was chosen on (frozen11 was spent after). Figures are in
+docs/explain.md ("Round 17").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Builds ``preflight/explain/known_cases.json`` (explain's last layer, round 17 of issue 38) from the labelled real
 logs in the tests' fixtures: the explain corpus, the signatures' excerpts, the two dev sets and the labelled logs left
-in the spent frozen sets (frozen, frozen2 ... frozen10). Never a sealed set (``frozen11`` and any later one), nor the
+in the spent frozen sets (frozen, frozen2 ... frozen11). Never a sealed set (``frozen12`` and any later one), nor the
 held-out set, nor the logs recorded on the namespace cluster (their tests score explain on them).
 
     python3 tests/known_cases_build.py          # rewrite the file
@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 from preflight.explain.known_cases import DATA, case_words  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "explain"
-SPENT = ("frozen", *(f"frozen{n}" for n in range(2, 11)))
+SPENT = ("frozen", *(f"frozen{n}" for n in range(2, 12)))
 
 
 def _read(path: Path) -> object:
@@ -56,7 +56,7 @@ def build() -> dict[str, object]:
             seen.add((category, found))
             cases.append([category, source, found])
     return {"about": "explain's known cases (preflight/explain/known_cases.py): the words of each labelled real log "
-                     "of tests/fixtures/explain (corpus, signature excerpts, dev sets, spent frozen sets 1-10), "
+                     "of tests/fixtures/explain (corpus, signature excerpts, dev sets, spent frozen sets 1-11), "
                      "built by tests/known_cases_build.py",
             "cases": cases}
 
