@@ -1,7 +1,8 @@
 """Builds ``preflight/explain/known_cases.json`` (explain's last layer, round 17 of issue 38) from the labelled real
-logs in the tests' fixtures: the explain corpus, the signatures' excerpts, the two dev sets and the labelled logs left
-in the spent frozen sets (frozen, frozen2 ... frozen11). Never a sealed set (``frozen12`` and any later one), nor the
-held-out set, nor the logs recorded on the namespace cluster (their tests score explain on them).
+logs in the tests' fixtures: the explain corpus, the signatures' excerpts, the two dev sets, the logs gathered for the
+known cases alone (``known_extra/``, round 18) and the labelled logs left in the spent frozen sets (frozen, frozen2
+... frozen11). Never a sealed set (``frozen12`` and any later one), nor the held-out set, nor the logs recorded on
+the namespace cluster (their tests score explain on them).
 
     python3 tests/known_cases_build.py          # rewrite the file
     python3 tests/known_cases_build.py --check  # exit 1 when the file is not what the fixtures build
@@ -39,7 +40,7 @@ def labelled() -> list[tuple[str, str, str]]:
     excerpts = _read(FIXTURES / "excerpts.json")
     assert isinstance(excerpts, dict)
     logs += [(SIGNATURES[sig_id].category, e["source"], e["excerpt"]) for sig_id, e in sorted(excerpts.items())]
-    for name in ("dev_ascend.json", "dev_nvidia.json", *(f"{s}/logs.json" for s in SPENT)):
+    for name in ("dev_ascend.json", "dev_nvidia.json", *(f"{s}/logs.json" for s in SPENT), "known_extra/logs.json"):
         found = _read(FIXTURES / name)
         assert isinstance(found, list)
         logs += [(e["category"], e["source"], e["excerpt"]) for e in found]
@@ -56,8 +57,8 @@ def build() -> dict[str, object]:
             seen.add((category, found))
             cases.append([category, source, found])
     return {"about": "explain's known cases (preflight/explain/known_cases.py): the words of each labelled real log "
-                     "of tests/fixtures/explain (corpus, signature excerpts, dev sets, spent frozen sets 1-11), "
-                     "built by tests/known_cases_build.py",
+                     "of tests/fixtures/explain (corpus, signature excerpts, dev sets, spent frozen sets 1-11, "
+                     "known_extra), built by tests/known_cases_build.py",
             "cases": cases}
 
 

@@ -10,6 +10,7 @@ import known_cases_build
 from sealed_sources import document_keys, thread_keys
 
 from preflight.commands.explain import render
+from preflight.explain.catalog import CATEGORIES
 from preflight.explain.known_cases import DATA, MIN_WORDS, Case, Index, case_words, index, messages
 from preflight.explain.matcher import explain_texts
 
@@ -104,3 +105,17 @@ def test_index_votes_by_similarity_and_says_nothing_below_the_bar() -> None:
     assert found.shared == ("worker", "bus", "shm")
     assert Index(cases).nearest({"bus", "shm", "worker"}, min_words=4) is None
     assert Index(cases).nearest({"epoch", "loss"}, min_words=0) is None
+
+
+def test_the_logs_gathered_for_the_known_cases_are_labelled_and_built_in() -> None:
+    """known_extra/ (round 18): real logs with the cause their source states, one per source, none ``unknown``."""
+    gathered: list[dict[str, object]] = json.loads((FIXTURES / "known_extra" / "logs.json").read_text(encoding="utf-8"))
+    assert len(gathered) >= 25
+    for log in gathered:
+        assert set(log) == {"source", "category", "ascend", "why", "excerpt"}, log["source"]
+        assert str(log["source"]).startswith("https://") and str(log["why"]).strip(), log["source"]
+        assert log["category"] in CATEGORIES and log["category"] != "unknown", log["source"]
+    assert len({log["source"] for log in gathered}) == len(gathered), "one case per source"
+    shipped = {(case.category, case.words) for case in index().cases}  # a log of another's words is that case
+    found = [(log["category"], frozenset(case_words(str(log["excerpt"])))) for log in gathered]
+    assert all(key in shipped for key in found if key[1]), "a log without compared words is no case"
