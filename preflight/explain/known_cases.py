@@ -172,6 +172,7 @@ def reading(lines: list[str], suspicious: list[int]) -> list[str]:
     return [lines[n - 1] for n in keep]
 
 
-def resemblance(lines: list[str], suspicious: list[int] | None = None) -> Resemblance | None:
-    """The known case ``lines`` resemble most, when one is at least ``MIN_SIMILARITY`` alike."""
-    return index().nearest(case_words("\n".join(reading(lines, suspicious or []))))
+def resemblance(lines: list[str]) -> Resemblance | None:
+    """The known case ``lines`` (as read: ``reading`` cuts each long file first) resemble most, when one is at least
+    ``MIN_SIMILARITY`` alike."""
+    return index().nearest(case_words("\n".join(lines)))
