@@ -215,7 +215,7 @@ class AllreduceCheck(ActiveCheck):
             lines = [line for outs in left.pop(0).foreground.values()
                      for line in parse_lines(outs.get("ranks", ProbeOutput("")).stdout)]
             results = bisect.merge(groups, lines, self.probe_timeout(ctx))
-            search.rounds.append(bisect_devices.judge_round(results, expect, link, fraction, efrac))
+            search.rounds.append(bisect_devices.judge_round(results, expect, link, fraction, efrac, search.rounds))
 
     def searches(self, facts: Mapping[str, Facts], ctx: EvalContext, outcomes: Sequence[StepOutcome]
                  ) -> tuple[bisect.Search, bisect.Search | None, list[bisect.Group]]:

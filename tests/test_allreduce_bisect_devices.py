@@ -57,10 +57,10 @@ def ring(devs: Sequence[int], links: Mapping[str, str], degraded: Mapping[str, f
 
 def drive(ctx: EvalContext, degraded: Mapping[str, Mapping[str, float]] | None = None,
           links: Mapping[str, str] = LINKS, hung: Sequence[str] = (),
-          passing: Sequence[str] = ()) -> tuple[list[Finding], list[list[Group]]]:
+          passing: Sequence[str] = (), once: Sequence[str] = ()) -> tuple[list[Finding], list[list[Group]]]:
     """Run both searches to their end: (findings, every round's groups). ``degraded``: host -> {"i-j": factor};
     ``passing``: units (``host/device``) whose host's degradation is gone once they ran one confirming pair (a busy
-    moment of the box, not a fault)."""
+    moment of the box, not a fault); ``once``: hosts degraded in their first within-node group only (contention)."""
     facts: dict[str, Facts] = {h.name: {"torch": True, "torch_npu": False, "nic": {"speeds": {}, "addrs": {}}}
                                for h in ctx.hosts}
     outcomes: list[StepOutcome] = []
@@ -75,7 +75,9 @@ def drive(ctx: EvalContext, degraded: Mapping[str, Mapping[str, float]] | None =
             places = [split(m) for m in g.hosts] if within else [(h, 0) for h in g.hosts]
             host = places[0][0]
             dead = within and any(m in hung for m in g.hosts)
-            over = any(m in passing and any(p.suspect == m for r in rounds for p in r) for m in g.hosts)
+            over = any(m in passing and any(p.suspect == m for r in rounds for p in r) for m in g.hosts) or \
+                within and host in once and any("/" in p.hosts[0] and split(p.hosts[0])[0] == host
+                                                for r in rounds for p in r)
             busbw = None if dead else ring([d for _, d in places], links,
                                            {} if over else (degraded or {}).get(host, {})) if within else 1.0
             for name, text in lines(g.index, g.hosts, busbw, set(hung)).items():
@@ -111,10 +113,12 @@ def test_a_degraded_device_is_named_with_its_host() -> None:
     cleared = [f for f in findings if f.status == Status.WARN and f.check == "allreduce.busbw"]
     assert [(f.host, f.device) for f in cleared] == [("n3", 2)], "device 2 was a suspect, cleared by its partner"
     within = [r for r in rounds if "/" in r[0].hosts[0]]
-    # the whole nodes; n3's halves (+ the same halves on a known-good host); 2 pairs (+ refs); device 3 once more
-    assert len(within) == 4 and [g.suspect for g in within[3] if g.suspect] == ["n3/3"]
-    refs = [g for g in within[1] if g.reference]
-    assert [split(g.hosts[0])[0] for g in refs] == ["n1", "n1"] and len(within[1]) == 4
+    # the whole nodes; n3's again; its halves (+ the same halves on a known-good host); 2 pairs (+ refs); device 3
+    # once more
+    assert len(within) == 5 and [g.suspect for g in within[4] if g.suspect] == ["n3/3"]
+    assert [(g.hosts, g.again) for g in within[1]] == [(tuple(f"n3/{d}" for d in range(4)), True)]
+    refs = [g for g in within[2] if g.reference]
+    assert [split(g.hosts[0])[0] for g in refs] == ["n1", "n1"] and len(within[2]) == 4
 
 
 def test_a_device_slow_once_with_a_known_good_device_and_normal_the_second_time_is_not_named() -> None:
@@ -125,6 +129,23 @@ def test_a_device_slow_once_with_a_known_good_device_and_normal_the_second_time_
     warned = [f for f in findings if f.status == Status.WARN and f.check == "allreduce.busbw" and f.device == 3]
     assert len(warned) == 1 and "slow with known-good device" in warned[0].message and "not named" in warned[0].message
     assert [g.suspect for r in rounds for g in r if g.suspect == "n3/3"] == ["n3/3", "n3/3"]
+
+
+def test_a_host_group_slow_once_and_normal_run_again_is_a_contention_warning_not_split() -> None:
+    """A busy moment that slowed n2's whole group is over when it runs again: one warn (normal again), no split,
+    nobody named, and its first row a pass."""
+    bad = {"n2": {"0-3": 0.2, "1-3": 0.2, "2-3": 0.2}}
+    findings, rounds = drive(context(3), bad, once=["n2"])
+    assert named(findings) == set(), problems(findings)
+    within = [r for r in rounds if "/" in r[0].hosts[0]]
+    assert len(within) == 2 and [(g.hosts, g.again) for g in within[1]] == [(tuple(f"n2/{d}" for d in range(4)), True)]
+    inside = [m for m in problems(findings) if "(within " in m or "device" in m]  # not the search across hosts'
+    assert len(inside) == 1 and "slow once, normal again" in inside[0], inside
+    first = [f for f in findings if f.check == "allreduce.bisect" and f.group == within[1][0].hosts]
+    assert [(f.round, f.status) for f in first] == [(within[0][0].round, Status.PASS),
+                                                   (within[1][0].round, Status.WARN)]
+    assert "slow" in first[0].message and "run again" in first[0].message
+    assert any("nobody named by --bisect within the nodes" in f.message for f in findings)
 
 
 def test_halves_are_compared_with_the_same_halves_not_with_each_other() -> None:
@@ -138,12 +159,12 @@ def test_halves_are_compared_with_the_same_halves_not_with_each_other() -> None:
     assert {f.status for f in halves if f.group == ("n2/2", "n2/3")} == {Status.PASS}, [f.message for f in halves]
 
 
-def test_eight_devices_one_degraded_named_in_five_rounds() -> None:
+def test_eight_devices_one_degraded_named_in_six_rounds() -> None:
     links = links8()
     bad = {"n2": {k: 0.2 for k in links if "5" in k.split("-")}}
     findings, rounds = drive(context(2, devices=8, links=links), bad, links=links)
     assert named(findings) == {("n2", 5)}, problems(findings)
-    assert len([r for r in rounds if "/" in r[0].hosts[0]]) == 5  # 8, 4, 2, the pairs, the slow pair again
+    assert len([r for r in rounds if "/" in r[0].hosts[0]]) == 6  # 8, 8 again, 4, 2, the pairs, the slow pair again
 
 
 def test_a_degraded_link_between_two_good_devices_is_a_warning_not_a_name() -> None:

@@ -135,8 +135,12 @@ def test_bisect_within_a_node_names_the_degraded_gpu_and_nobody_when_healthy(clu
                                                                               tmp_path: Path) -> None:
     findings = run(cluster, tmp_path / "healthy", "--bisect")
     within = [f for f in findings if f["check"] == "allreduce.bisect" and "(within " in f["message"]]
-    assert sorted(tuple(f["group"]) for f in within) == [tuple(f"node{k}/{d}" for d in range(4)) for k in (1, 2)]
-    assert [f["message"] for f in findings if f["status"] != "pass"] == [], "a healthy mixed mesh: nobody named"
+    wholes = [tuple(f"node{k}/{d}" for d in range(4)) for k in (1, 2)]
+    assert sorted(tuple(f["group"]) for f in within if f["round"] == min(g["round"] for g in within)) == wholes
+    # a host's group may run once more under this box's load ("slow once, normal again"), and is never split
+    assert all(tuple(f["group"]) in wholes for f in within), [f["message"] for f in within]
+    assert [f["message"] for f in findings if f["status"] != "pass" and "normal again" not in f["message"]] == [], \
+        "a healthy mixed mesh: nobody named"
     gpu3 = {f"{min(d, 3)}-{max(d, 3)}": 0.25 for d in range(3)}  # every link of GPU 3 at a quarter of its rate
     gpu_sim.write_state(cluster, "node2", state(2, degraded=gpu3))
     try:
@@ -148,5 +152,5 @@ def test_bisect_within_a_node_names_the_degraded_gpu_and_nobody_when_healthy(clu
         [f["message"] for f in findings if f["status"] != "pass"]
     assert "node2 device 3 named by --bisect within the node" in fails[0]["message"]
     rounds = {f["round"] for f in findings if f["check"] == "allreduce.bisect" and "(within " in f["message"]}
-    # the whole nodes; node2's halves beside node1's; the pairs with known-good GPUs; GPU 3's pair again
-    assert len(rounds) == 4, rounds
+    # the whole nodes; node2's again; its halves beside node1's; the pairs with known-good GPUs; GPU 3's pair again
+    assert len(rounds) == 5, rounds

@@ -79,7 +79,7 @@ def pairs(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
-CONTENTION_WARNINGS = ("normal alone", "not measured again alone")
+CONTENTION_WARNINGS = ("normal alone", "not measured again alone", "normal again")
 
 
 def not_ok(findings: list[dict[str, Any]]) -> list[str]:
@@ -121,7 +121,11 @@ def test_bisect_within_npu_nodes_runs_each_host_group_through_hccl_and_names_nob
     ranks on one host, each on its own device), all hosts at once, and nobody is named under this box's load."""
     findings = run(cluster, tmp_path, flags=("--bisect",))
     within = [f for f in findings if f["check"] == "allreduce.bisect" and "(within " in f["message"]]
-    assert sorted(tuple(f["group"]) for f in within) == [tuple(f"node{k}/{d}" for d in range(4)) for k in (1, 2, 3)]
+    wholes = [tuple(f"node{k}/{d}" for d in range(4)) for k in (1, 2, 3)]
+    first = min(f["round"] for f in within)
+    assert sorted(tuple(f["group"]) for f in within if f["round"] == first) == wholes
+    # 12 ranks on 2 cores: a host's group may run once more ("slow once, normal again"), and is never split
+    assert all(tuple(f["group"]) in wholes for f in within), [f["message"] for f in within]
     assert all(f.get("busbw_gbps") for f in within), [f["message"] for f in within]
     assert not_ok(findings) == []
     assert not [f for f in findings if f["status"] in ("fail", "error")]

@@ -54,6 +54,7 @@ class Group:
     suspect: str | None = None  # a confirming pair: the host under test (rank 1); rank 0 is its known-good partner
     uplink: str | None = None  # a confirming pair across switches: the path under test ("A <-> B")
     reference: bool = False  # within a node: the same devices on a known-good host, run beside them to compare
+    again: bool = False  # within a node: a whole-node group slow in the first round, run once more before any split
 
     @property
     def searching(self) -> bool:

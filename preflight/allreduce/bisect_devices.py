@@ -3,12 +3,15 @@
 With more than one device per host, once the search across hosts (preflight.allreduce.bisect) is over, every host
 runs one all_reduce over all its devices (k ranks on one host, rank i on its i-th device), every host at once: one
 round. A member of these groups is a unit ``host/device`` (``unit``), so the search reuses bisect's Group, Search,
-halves and merge: a host group below what it should give, or hung, is split into halves of its devices run
-together, recursively; a group of three devices or fewer (``bisect.MIN_SPLIT``) makes each of its devices a
-suspect, named only once confirmed in a pair with a known-good device of the same host (one of a group that was
-fine), the good device as rank 0: confirm before blame. A confirming pair that is slow (not hung) runs once more
-in the next round (``CONFIRM_RUNS``): on a loaded box one run of a healthy pair can fall below its reference, two
-in a row rarely do; the device is named only when both are slow.
+halves and merge. A whole-node group slow in that round runs once more (``Group.again``) with only the other such
+groups beside it, judged also against the best fine run of the same devices before: on a loaded host one run can
+fall far below another host's (contention), and one that is normal the second time is a ``warn`` (normal again),
+never split. A host group still slow, or hung, is split into halves of its devices run together, recursively; a
+group of three devices or fewer (``bisect.MIN_SPLIT``) makes each of its devices a suspect, named only once
+confirmed in a pair with a known-good device of the same host (one of a group that was fine), the good device as
+rank 0: confirm before blame. A confirming pair that is slow (not hung) runs once more in the next round
+(``CONFIRM_RUNS``): on a loaded box one run of a healthy pair can fall below its reference, two in a row rarely
+do; the device is named only when both are slow.
 
 A whole-node group runs at its slowest link (NVLink pairs beside PCIe and cross-socket ones: ``nvidia-smi topo
 -m``), and its halves at theirs, so a group is never compared with another set of devices: only with the same
@@ -20,9 +23,10 @@ device pairs' link classes, where a rate is known: preflight.allreduce.floor) or
 the same devices in its round; without either (one host, no rate) it is ``unjudged`` and not split. When every
 whole-node group of a round of ``bisect.SHARED_AT`` or more is slow, the cause is shared and the search stops.
 
-One slow device among k on one host costs 1 + 2 x (ceil(log2 k) - 1) group rounds' runs on that host down to a
-pair, plus 2 confirming pairs and the slow one's second run: at k = 8, 1 + 4 + 2 + 1 = 8 runs on it in 5 rounds
-(+ one reference run per device set beside each, on another host); a healthy cluster costs 1 round.
+One slow device among k on one host costs 2 + 2 x (ceil(log2 k) - 1) group rounds' runs on that host down to a
+pair, plus 2 confirming pairs and the slow one's second run: at k = 8, 2 + 4 + 2 + 1 = 9 runs on it in 6 rounds
+(+ one reference run per device set beside each, on another host); a healthy cluster costs 1 round (2 when
+contention slows a host's group once).
 
 >>> unit("node1", 3), split("node1/3")
 ('node1/3', ('node1', 3))
@@ -118,6 +122,10 @@ def next_groups(counts: Mapping[str, int], search: Search, link: Link, base_port
     >>> r0 = next_groups({"a": 4, "b": 4}, s, links, 29600)
     >>> s.rounds.append([Judged(GroupResult(r0[0], busbw=1.0), "ok", ""),
     ...                  Judged(GroupResult(r0[1], busbw=0.2), "slow", "")])
+    >>> again = next_groups({"a": 4, "b": 4}, s, links, 29600)
+    >>> [(g.hosts, g.again) for g in again]
+    [(('b/0', 'b/1', 'b/2', 'b/3'), True)]
+    >>> s.rounds.append([Judged(GroupResult(again[0], busbw=0.2), "slow", "")])
     >>> [(g.hosts, g.reference) for g in next_groups({"a": 4, "b": 4}, s, links, 29600)]
     [(('b/0', 'b/1'), False), (('b/2', 'b/3'), False), (('a/0', 'a/1'), True), (('a/2', 'a/3'), True)]
     """
@@ -135,7 +143,10 @@ def next_groups(counts: Mapping[str, int], search: Search, link: Link, base_port
     if len(searched) >= SHARED_AT and len(flagged) == len(searched) and all(j.verdict == "slow" for j in flagged):
         search.shared = True
         return []
-    groups = halved(flagged, search, lambda j: len(j.result.group.hosts) >= MIN_SPLIT, halves, index, number, ports)
+    rerun = [j for j in flagged if j.verdict == "slow" and len(search.rounds) == 1]  # the whole-node round
+    groups = [Group(index + i, number, j.result.group.hosts, next(ports), again=True) for i, j in enumerate(rerun)]
+    groups += halved([j for j in flagged if j not in rerun], search, lambda j: len(j.result.group.hosts) >= MIN_SPLIT,
+                     halves, index + len(groups), number, ports)
     index += len(groups)
     for again in (str(j.result.group.suspect) for j in last if j.result.group.suspect is not None
                   and j.verdict == "slow" and confirmations(search, str(j.result.group.suspect)) < CONFIRM_RUNS):
@@ -155,7 +166,7 @@ def next_groups(counts: Mapping[str, int], search: Search, link: Link, base_port
         groups.append(Group(index, number, (partner, suspect), next(ports), suspect=suspect))
         index += 1
     search.suspects = waiting
-    for members in references(groups, list(counts), search, link):
+    for members in references([g for g in groups if not g.again], list(counts), search, link):
         groups.append(Group(index, number, members, next(ports), reference=True))
         index += 1
     return groups
@@ -172,6 +183,8 @@ def references(groups: Sequence[Group], hosts: Sequence[str], search: Search, li
     A set no such host can run goes without (judged against its expected busbw only)."""
     fine = [host_of(j.result.group.hosts) for j in (search.rounds[0] if search.rounds else [])
             if j.verdict == "ok" and j.result.group.searching]
+    fine += [host_of(j.result.group.hosts) for r in search.rounds[1:2] for j in r
+             if j.verdict == "ok" and j.result.group.again]
     flagged = {host_of(g.hosts) for g in groups}
     busy: dict[str, set[int]] = {}
     done: set[tuple[tuple[int, ...], tuple[str, ...]]] = set()
@@ -192,9 +205,10 @@ def references(groups: Sequence[Group], hosts: Sequence[str], search: Search, li
 
 
 def judge_round(results: Sequence[GroupResult], expect: Expect, link: Link, fraction: float,
-                expected_fraction: float) -> list[Judged]:
+                expected_fraction: float, earlier: Sequence[Sequence[Judged]] = ()) -> list[Judged]:
     """Every group of one round, each against its expected busbw and against the best of the same devices (same
-    link classes) on the other hosts of the round.
+    link classes) on the other hosts of the round; a group run again (``Group.again``) also against the same
+    devices' fine runs in ``earlier`` rounds (it runs with fewer groups beside it than they did).
 
     >>> links = lambda host, i, j: "NV2" if i // 2 == j // 2 else "SYS"
     >>> none = lambda host, devs, size: None
@@ -210,17 +224,27 @@ devices (same links) on another host in round 0')]
     for r in results:
         if r.busbw is not None and r.error is None:
             figures.setdefault(key(r.group.hosts, link), []).append(r.busbw)
+    before: dict[tuple[tuple[int, ...], tuple[str, ...]], tuple[float, int]] = {}
+    for j in (j for r in earlier for j in r if j.verdict == "ok" and j.result.group.searching):
+        if j.result.busbw is not None:
+            k = key(j.result.group.hosts, link)
+            before[k] = max(before.get(k, (0.0, 0)), (j.result.busbw, j.result.group.round))
     judged = []
     for r in results:
         peers = figures.get(key(r.group.hosts, link), [])
         best = max(peers) if len(peers) >= 2 else None
+        seen = r.group.round
+        if r.group.again and key(r.group.hosts, link) in before:
+            earlier_best, earlier_round = before[key(r.group.hosts, link)]
+            if best is None or earlier_best > best:
+                best, seen = earlier_best, earlier_round
         exp = expect(host_of(r.group.hosts), devices(r.group.hosts), r.size) if r.busbw is not None else None
         figure = r.busbw
         if figure is None or r.error is not None or (exp is not None and figure < exp.floor(expected_fraction)):
             v, why = verdict(r, exp, None, fraction, expected_fraction)  # hung, or below its expected busbw
         elif best is not None and figure < fraction * best:
             v, why = "slow", f"{figure:.3g} GB/s below {fraction:g} x {best:.3g} GB/s, the best run of the same " \
-                             f"devices (same links) on another host in round {r.group.round}"
+                             f"devices (same links) on another host in round {seen}"
         elif exp is None and best is None:
             v, why = "unjudged", f"{figure:.3g} GB/s; no line rate known and no other host ran these devices " \
                                  "with the same links: not judged"
@@ -231,11 +255,11 @@ devices (same links) on another host in round 0')]
 
 
 def run_limit(counts: Mapping[str, int]) -> int:
-    """The most rounds the search may take: 2 x ceil(log2 k) + 5 for the largest host's k devices (the last: a slow
-    confirming pair's second run).
+    """The most rounds the search may take: 2 x ceil(log2 k) + 6 for the largest host's k devices (the first slow
+    group's second run; the last: a slow confirming pair's second run).
 
     >>> run_limit({"a": 8}), run_limit({})
-    (11, 0)
+    (12, 0)
     """
     most = max(counts.values(), default=0)
-    return 2 * max(1, (most - 1).bit_length()) + 5 if most >= 2 else 0
+    return 2 * max(1, (most - 1).bit_length()) + 6 if most >= 2 else 0

@@ -2,7 +2,8 @@
 
 - ``allreduce.bisect``, one per group run, on its host: round, members (``group``: ``host/device``), figure
   against expected and verdict; ``pass`` for a group that was fine, a reference run or one not judged, ``warn``
-  for one that was slow or hung and was split or confirmed.
+  for one that was slow or hung and was split or confirmed, and for a whole-node group's second run that was
+  normal (slow once, normal again: contention; its first run's row is then a ``pass``).
 - ``allreduce.busbw`` ``fail`` on a named device (``host``, ``device``; its known-good partner ``peer_device``):
   slow twice running (or hung once) with a known-good device of its own host, after slow or hung groups. ``warn``
   for a suspect its partner cleared, for one left unconfirmed (no known-good device of its host, or nothing to
@@ -31,7 +32,9 @@ REMEDY = ("on {host}: nvidia-smi topo -m and nvidia-smi nvlink -s (NVLink lanes 
 
 def findings(search: Search, runs: int) -> list[Finding]:
     """Every finding of a finished within-node search (``runs``: the group runs it took)."""
-    out = [_group_finding(j) for r in search.rounds for j in r]
+    alone = {j.result.group.hosts: j for r in search.rounds[1:2] for j in r if j.result.group.again}
+    out = [_group_finding(j, alone.get(j.result.group.hosts) if k == 0 else None)
+           for k, r in enumerate(search.rounds) for j in r]
     for judged in (j for r in search.rounds for j in r if not j.result.correct):
         g = judged.result.group
         out.append(finding("allreduce.correct", host_of(g.hosts), Status.FAIL,
@@ -142,20 +145,31 @@ def _between(search: Search) -> list[Finding]:
     return out
 
 
-def _group_finding(judged: Judged) -> Finding:
+def _group_finding(judged: Judged, again: Judged | None = None) -> Finding:
+    """A group's row; ``again``: a whole-node group's second run (Group.again), after this first one was slow."""
     g = judged.result.group
     host = host_of(g.hosts)
     if g.suspect is not None:
         what = f"pair {describe(g.hosts)} (confirming device {split(g.suspect)[1]})"
     elif g.reference:
         what = f"group {describe(g.hosts)} (reference, the same devices on a known-good host)"
+    elif g.again:
+        what = f"group {describe(g.hosts)} ({len(g.hosts)} devices, run again after a slow run)"
     else:
         what = f"group {describe(g.hosts)} ({len(g.hosts)} devices)"
     then = {"ok": "fine", "unjudged": "not judged", "slow": "split", "hung": "split"}[judged.verdict]
     if judged.verdict in ("slow", "hung"):
         then = ("compared only" if g.reference else "confirmed" if g.suspect is not None
+                else "run again" if again is not None
                 else "its devices confirmed in pairs" if len(g.hosts) < 4 else "split")
+    elif g.again:
+        then = ("slow once, normal again with fewer groups beside it: contention on the host (other processes, or "
+                "this box), not split")
     status = Status.WARN if judged.verdict in ("slow", "hung") and not g.reference else Status.PASS
+    if again is not None and again.verdict == "ok":
+        status = Status.PASS  # one warn for a slow run that was normal again: on the second run's row
+    elif g.again and judged.verdict == "ok":
+        status = Status.WARN
     return finding("allreduce.bisect", host, status, f"round {g.round} (within {host}): {what}: {judged.verdict}, "
                    f"{judged.why}: {then}", observed=judged.why,
                    expected="its expected busbw, or the best run of the same devices on another host",
