@@ -5,6 +5,7 @@ first six corpus entries spread through it (issue 38).
     python3 bench/explain_speed.py              # wall time of explain_texts on the synthetic log, best of 3
     python3 bench/explain_speed.py --profile    # cProfile's top functions by cumulative time
     python3 bench/explain_speed.py --json OUT   # also write explain's --json answer (to compare before/after)
+    python3 bench/explain_speed.py --silent --lines 20000   # no failure in it: every layer reads every line
 
 The noise lines are made up (the shapes of real NCCL / DeepSpeed / Megatron / tqdm lines, hand-written), the error
 lines are the corpus' real excerpts; the log is the same for every run (seeded).
@@ -38,15 +39,16 @@ NOISE = (
 )
 
 
-def synthetic_log(lines: int = 150_000, seed: int = 38) -> str:
-    """The benchmark log: ``lines`` noise lines, six real failure excerpts inserted at regular intervals."""
+def synthetic_log(lines: int = 150_000, seed: int = 38, silent: bool = False) -> str:
+    """The benchmark log: ``lines`` noise lines, six real failure excerpts inserted at regular intervals (none when
+    ``silent``: a log where nothing is recognised, the slowest case, as no layer stops the next)."""
     rng = random.Random(seed)
     out = []
     for _ in range(lines):
         shape = rng.choice(NOISE)
         out.append(shape % tuple(rng.randint(0, 59) for _ in range(shape.count("%") - 2 * shape.count("%%"))))
     corpus = json.loads((ROOT / "tests" / "fixtures" / "explain" / "corpus.json").read_text(encoding="utf-8"))
-    for k, entry in enumerate(corpus[:6]):
+    for k, entry in enumerate([] if silent else corpus[:6]):
         at = (k + 1) * lines // 7
         out[at:at] = entry["excerpt"].splitlines()
     return "\n".join(out) + "\n"
@@ -57,8 +59,9 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--lines", type=int, default=150_000)
+    parser.add_argument("--silent", action="store_true", help="no failure excerpts: nothing is recognised")
     args = parser.parse_args()
-    text = synthetic_log(args.lines)
+    text = synthetic_log(args.lines, silent=args.silent)
     if args.profile:
         profile = cProfile.Profile()
         profile.runcall(explain_texts, {"big.log": text})

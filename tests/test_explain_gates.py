@@ -20,6 +20,7 @@ from preflight.explain import gates
 from preflight.explain.decode import CodeTable
 from preflight.explain.gates import GATES, GatePlan, gate_of
 from preflight.explain.matcher import explain_texts
+from preflight.explain.table_templates import normalize
 from preflight.explain.tables import DECODERS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "explain"
@@ -94,3 +95,41 @@ def test_gates_change_no_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     plain = tuple(CodeTable(t.name, t.source, t.version, t.entries, t.find) for t in DECODERS)
     assert all(gate_of(t) is None for t in plain)
     assert [explain_texts({"log.txt": text}, tables=plain).to_dict() for text in excerpts] == with_gates
+
+
+def test_the_union_of_the_gates_rejects_only_what_every_gate_rejects() -> None:
+    """GatePlan's one-search shortcut (every gate's markers as a trie, shapes and words) answers as the gates do."""
+    plan = GatePlan(tuple(DECODERS))
+    for line in SAMPLES:
+        low, norm = " ".join(line.lower().split()), normalize(line)
+        tokens = set(norm.split())
+        any_gate = any(g.admits(norm, tokens) if g.normalized else g.admits(low) for g in plan.gates)
+        assert (plan.asked(line) != plan.ungated) == any_gate, line
+
+
+def test_family_anchors_never_reject_a_line_the_family_matches() -> None:
+    """Every failure family's anchors (tolerant.anchors_of, with the trie of all of them) are in every sample line
+    its pattern matches, so the prefilter only saves time."""
+    from preflight.explain.families import FAMILIES, _any_anchor, _family_anchors
+
+    anchored = dict((fam.name, words) for fam, words in _family_anchors())
+    assert sum(words is None for words in anchored.values()) == 0, "every family has anchors"
+    for line in SAMPLES:
+        low = line.lower()
+        for fam in FAMILIES:
+            if fam.pattern.search(line):
+                words = anchored[fam.name] or ()
+                assert _any_anchor().search(low) and any(w in low for w in words), (fam.name, line)
+
+
+def test_signature_prefilter_never_skips_a_signature_that_matches() -> None:
+    """The catalog's anchors (a trie regex, then each anchor's signatures) offer every signature that matches a
+    sample line."""
+    from preflight.explain.catalog import CATALOG
+    from preflight.explain.prefilter import prefilter_of
+
+    prefilter = prefilter_of(tuple(CATALOG))
+    for line in SAMPLES:
+        offered = {sig.id for sig in prefilter.candidates(line.lower())}
+        missed = [sig.id for sig in CATALOG if sig.id not in offered and sig.search(line)]
+        assert not missed, (missed, line)

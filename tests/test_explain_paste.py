@@ -7,9 +7,12 @@ import html
 import json
 import textwrap
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from preflight.explain.matcher import explain_texts
-from preflight.explain.paste import normalize, terminal_width, uncut, unwrap
+from preflight.explain.paste import RECORD_MAX, normalize, terminal_width, uncut, unwrap
 
 CORPUS = json.loads((Path(__file__).parent / "fixtures" / "explain" / "corpus.json").read_text(encoding="utf-8"))
 
@@ -82,3 +85,27 @@ def test_an_error_after_a_long_info_line_is_not_joined_into_it() -> None:
                ).read_text(encoding="utf-8")
     failed = healthy.rstrip("\n") + "\nKeyError: 'loss' (the job's own code, after the communicators were destroyed)\n"
     assert explain_texts({"rank0.log": failed}).clean is None
+
+
+def test_a_long_file_of_long_lines_is_read_once_and_never_joined_into_one_line(monkeypatch: pytest.MonkeyPatch
+                                                                               ) -> None:
+    """A paste that names nothing is read again with its long lines unwrapped; a long file is not (it is no paste,
+    and unwrapping a file whose every line is long joined it into one huge line that took minutes to search); a
+    joined record stops at paste.RECORD_MAX characters."""
+    from preflight.explain import matcher
+
+    reads: list[int] = []
+    real = matcher._explain
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        reads.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(matcher, "_explain", counting)
+    quiet = [f"[2024-05-01 12:00:{k % 60:02d}] [INFO] step={k} loss=0.{k} lr=0.0001 throughput=1234 samples/s"
+             for k in range(matcher.REWRAP_MAX_LINES + 1)]
+    assert matcher.explain_texts({"big.log": "\n".join(quiet)}).best is None and len(reads) == 1
+    reads.clear()
+    assert matcher.explain_texts({"paste.log": "\n".join(quiet[:50])}).best is None and len(reads) == 3
+    joined = unwrap(quiet, " ")
+    assert max(len(line) for line in joined) < RECORD_MAX + 200 and len([line for line in joined if line]) > 1

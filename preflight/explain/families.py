@@ -21,6 +21,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from preflight.explain.tolerant import anchors_of
+from preflight.explain.wordtrie import trie_pattern
+
 COMPONENTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(p, re.IGNORECASE)) for name, p in (
     # round 12: libfabric / AWS EFA (NCCL's NET/OFI plugin) is the same class of RDMA network (its -12 is the
     # locked-memory limit as ibv_reg_mr's is)
@@ -320,11 +323,35 @@ def component_of(line: str) -> str | None:
     return next((name for name, pattern in COMPONENTS if pattern.search(line)), None)
 
 
+@functools.lru_cache(maxsize=1)
+def _family_anchors() -> tuple[tuple[Family, tuple[str, ...] | None], ...]:
+    """Each family with the anchors of its alternatives (``tolerant.anchors_of``): a lowercased line holding none of
+    them cannot match the family, and most lines hold none."""
+    return tuple((fam, anchors_of(fam.pattern.pattern)) for fam in FAMILIES)
+
+
+@functools.lru_cache(maxsize=1)
+def _any_anchor() -> re.Pattern[str]:
+    """Every family anchor in one trie regex: a line without any is tried only against the families without."""
+    return re.compile(trie_pattern(sorted({w for _, words in _family_anchors() for w in words or ()})))
+
+
 def family_of(line: str) -> Recognised | None:
-    """The line's failure family and component, or None when it carries no failure word with a category."""
-    component = component_of(line)
-    for fam in FAMILIES:
+    """The line's failure family and component, or None when it carries no failure word with a category.
+
+    >>> family_of("NCCL WARN Call to connect returned Connection refused").family, family_of("step 10 loss 2.1")
+    ('connection refused', None)
+    """
+    low = line.lower()
+    anchored = _any_anchor().search(low) is not None
+    component: str | None = None
+    named = False
+    for fam, words in _family_anchors():
+        if words is not None and not (anchored and any(w in low for w in words)):
+            continue
         if fam.pattern.search(line):
+            if not named:
+                component, named = component_of(line), True
             category = fam.category_for(component)
             if category is None:
                 continue

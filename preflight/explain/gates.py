@@ -16,10 +16,12 @@ False
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from preflight.explain import table_cuda_error, table_nccl_result
 from preflight.explain.decode import CodeTable, Gate
 from preflight.explain.table_templates import normalize
+from preflight.explain.wordtrie import trie_pattern
 
 # CANN's EE/EH/EI/EJ/EK/EL/EZ, operator E2-E9/EA/EB/EF/EM/EO/EP and GE E1 codes (table_cann, table_cann_ops,
 # table_ge): E + 5
@@ -101,17 +103,41 @@ class GatePlan:
         self.ungated = tuple(table for table, i in order if i < 0)
         self.plain = any(not g.normalized for g in gates)
         self.normalized = any(g.normalized for g in gates)
+        # every gate's markers and shapes as one trie regex per form, and every gate's words: a line none of them
+        # admits (most lines of a big log) costs two searches, not one per gate
+        self.any_plain = _any(g for g in gates if not g.normalized)
+        self.any_normalized = _any(g for g in gates if g.normalized)
+        self.words = frozenset(w for g in gates for w in g.words)
 
     def asked(self, line: str) -> tuple[CodeTable, ...]:
         """The tables whose gate admits the line (or that have none), in their order."""
         low = " ".join(line.lower().split()) if self.plain else ""
         norm = normalize(line) if self.normalized else ""
         tokens = set(norm.split())
+        if (self.any_plain is None or not self.any_plain.search(low)) and (
+                self.any_normalized is None or not self.any_normalized.search(norm)) and (
+                self.words.isdisjoint(tokens) and self.words.isdisjoint(low.split())):
+            return self.ungated
         admitted = {i for i, gate in enumerate(self.gates)
                     if (gate.admits(norm, tokens) if gate.normalized else gate.admits(low))}
         if not admitted:
             return self.ungated
         return tuple(table for table, i in self.order if i < 0 or i in admitted)
+
+
+def _any(gates: Iterable[Gate]) -> re.Pattern[str] | None:
+    """One regex that finds what any of the gates' markers or shapes finds (None: none has any).
+
+    >>> _any([Gate(("xid", "nccl error")), Gate(shape=re.compile("e[0-9]{5}"))]).pattern
+    '(?:nccl\\\\ error|xid)|(?:e[0-9]{5})'
+    """
+    chosen = list(gates)
+    markers = sorted({m for g in chosen for m in g.markers})
+    shapes = {g.shape.pattern: g.shape.flags for g in chosen if g.shape is not None}
+    if len(set(shapes.values())) > 1:
+        raise ValueError("gate shapes with different regex flags cannot share one regex")
+    parts = ([trie_pattern(markers)] if markers else []) + [f"(?:{p})" for p in shapes]
+    return re.compile("|".join(parts), next(iter(shapes.values()), 0)) if parts else None
 
 
 _PLANS: dict[tuple[int, ...], tuple[tuple[CodeTable, ...], GatePlan]] = {}

@@ -22,7 +22,6 @@ defensively: bytes decoded with ``errors="replace"``, only the last ``MAX_BYTES`
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -38,9 +37,9 @@ from preflight.explain.gates import plan_for
 from preflight.explain.known_cases import reading, resemblance, words
 from preflight.explain.lines import FileFacts, file_facts, line_rank, path_rank, timestamp
 from preflight.explain.paste import WRAP_MIN, joins, normalize, terminal_width, uncut, unwrap
+from preflight.explain.prefilter import prefilter_of
 from preflight.explain.tables import DECODERS
 from preflight.explain.timeouts import Timeout, decode
-from preflight.explain.tolerant import anchor
 
 __all__ = ["MAX_BYTES", "Explanation", "Match", "Suspect", "explain_texts", "rank_of", "read_file", "read_log",
            "timestamp"]
@@ -50,6 +49,10 @@ MAX_LINES = 200_000
 MAX_LINE = 4096
 NEAR_LINES = 3
 JOIN_MAX_LINES = 5_000  # a log this short (a paste) also has its long lines tried joined with the next ones
+# a log this short that named nothing is read twice more with its long lines unwrapped (an editor's or a forum's
+# wrap): the two labelled logs that need it have 3 and 22 lines; a long log is a file, not a paste, and each pass
+# over it costs as much as the first
+REWRAP_MAX_LINES = 1_000
 BLOCK_LINES = 5  # a code within this many lines of a signature's line belongs to the error that signature explains
 _NOT_FAMILY = re.compile(r"^\s*(?:File \"|frame #\d+)")  # traceback frames: paths, not failures
 LAYERS = ("signature", "code", "family", "unknown")
@@ -190,28 +193,6 @@ def _lines(text: str) -> list[str]:
     return [line[:MAX_LINE] for line in lines]
 
 
-@functools.lru_cache(maxsize=8)
-def _prefilter(signatures: tuple[Signature, ...]) -> tuple[re.Pattern[str] | None, tuple[Signature, ...],
-                                                            tuple[tuple[Signature, tuple[str, ...] | None], ...]]:
-    """One alternation of the signatures' anchors (a word every match contains, ``tolerant.anchor``) searched in
-    the lowercased line: lines without any are only tried against the few signatures without an anchor (the
-    prefilter makes big logs 10-50x faster); a line with one is tried against the signatures one of whose anchors
-    it contains (and those without), in catalog order."""
-    anchors: set[str] = set()
-    always: list[Signature] = []
-    keyed: list[tuple[Signature, tuple[str, ...] | None]] = []
-    for sig in signatures:
-        words = [anchor(p) for p in sig.patterns]
-        if any(w is None for w in words):
-            always.append(sig)
-            keyed.append((sig, None))
-        else:
-            keyed.append((sig, tuple(w for w in words if w)))
-        anchors.update(w for w in words if w)
-    ordered = sorted(anchors, key=lambda w: (-len(w), w))
-    return (re.compile("|".join(re.escape(w) for w in ordered)) if ordered else None), tuple(always), tuple(keyed)
-
-
 def match_lines(lines: list[str], file: str, file_index: int, signatures: Iterable[Signature] = CATALOG,
                 facts: FileFacts | None = None, tables: tuple[CodeTable, ...] = (),
                 moot: set[int] | None = None) -> list[Match]:
@@ -220,13 +201,9 @@ def match_lines(lines: list[str], file: str, file_index: int, signatures: Iterab
     facts = facts or file_facts(lines, file)
     found: dict[str, Match] = {}
     sigs = tuple(signatures)
-    anchors, always, keyed = _prefilter(sigs)
+    prefilter = prefilter_of(sigs)
     for number, text, cuts in _views(lines):
-        low = text.lower()
-        candidates: Iterable[Signature] = always
-        if anchors is not None and anchors.search(low):
-            candidates = [sig for sig, words in keyed if words is None or any(w in low for w in words)]
-        for sig in candidates:
+        for sig in prefilter.candidates(text.lower()):
             if sig.id in found:
                 continue
             m = sig.search(text)
@@ -367,8 +344,8 @@ def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CA
     decoders = tuple(DECODERS if tables is None else tables)
     files = {name: _uncut(_lines(text)) for name, text in texts.items()}
     result = _explain(files, sigs, decoders)
-    if not _named(result) and result.clean is None and any(len(line) >= WRAP_MIN for lines in files.values()
-                                                           for line in lines):
+    if not _named(result) and result.clean is None and sum(len(lines) for lines in files.values()) <= \
+            REWRAP_MAX_LINES and any(len(line) >= WRAP_MIN for lines in files.values() for line in lines):
         for sep in ("", " "):  # nothing named a cause: read long lines as cut by a terminal, then by an editor
             rewrapped = _explain({name: unwrap(lines, sep) for name, lines in files.items()}, sigs, decoders,
                                  read_hang=False)

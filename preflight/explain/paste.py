@@ -31,6 +31,7 @@ from collections.abc import Iterator, Sequence
 from urllib.parse import unquote
 
 WRAP_MIN = 60  # a line this long may have been wrapped: terminals are 80 columns or more, forums wider
+RECORD_MAX = 4096  # unwrap joins no more onto a line this long: one record, not a whole log of long lines
 _ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 _JSON_ESCAPE = re.compile(r"\\(?:[nt\"\\/]|u[0-9a-fA-F]{4})")
 _ESCAPES = {"\\n": "\n", "\\t": "\t", '\\"': '"', "\\\\": "\\", "\\/": "/"}
@@ -135,7 +136,7 @@ def unwrap(lines: Sequence[str], sep: str, records: bool = False) -> list[str]:
     while index < len(out):
         start, joined = index, out[index]
         while len(lines[index]) >= WRAP_MIN and index + 1 < len(out) and out[index + 1].strip() and not (
-                records and _RECORD_START.match(out[index + 1])):
+                records and _RECORD_START.match(out[index + 1])) and len(joined) < RECORD_MAX:
             index += 1
             joined = _join(joined, out[index], sep)[0]
             out[index] = ""

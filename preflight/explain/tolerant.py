@@ -188,6 +188,63 @@ def anchor(pattern: str) -> str | None:
     return best.lower() or None
 
 
+def anchors_of(pattern: str) -> tuple[str, ...] | None:
+    """Anchors of ``pattern``'s top-level alternatives, a line that contains none of which cannot match: each
+    alternative's own ``anchor``, or, for one without, the anchors of the first group it cannot match without
+    (every alternative of that group anchored); None when an alternative has neither.
+
+    >>> anchors_of(r"out of memory|\\bOOM\\b|Unable to allocate \\d"), anchors_of(r"a|\\d+")
+    (('memory', 'oom', 'allocate'), None)
+    >>> anchors_of(r"\\b(?:Override|MissingValue)\\b|[a-z]+ (?:==|>=) \\d+ (?:is required|but got)")
+    ('override', 'missingvalue', 'required', 'but')
+    """
+    found: list[str] = []
+    for part in _alternatives(pattern):
+        word = anchor(part)
+        if word is not None:
+            found.append(word)
+            continue
+        inner = next((words for words in map(anchors_of, _required_groups(part)) if words is not None), None)
+        if inner is None:
+            return None
+        found += inner
+    return tuple(found)
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """``pattern`` split at its top-level ``|``."""
+    parts: list[str] = []
+    depth, start, position = 0, 0, 0
+    for tok in _tokens(pattern):
+        if tok.text.startswith("("):
+            depth += 1
+        elif tok.text == ")":
+            depth = max(0, depth - 1)
+        elif tok.text == "|" and depth == 0:
+            parts.append(pattern[start:position])
+            start = position + 1
+        position += len(tok.text)
+    parts.append(pattern[start:])
+    return parts
+
+
+def _required_groups(part: str) -> list[str]:
+    """The contents of ``part``'s top-level groups every match goes through: not quantified, not a lookaround."""
+    groups: list[str] = []
+    depth, position, opened, inner_start = 0, 0, "", 0
+    for tok in _tokens(part):
+        position += len(tok.text)
+        if tok.text.startswith("("):
+            if depth == 0:
+                opened, inner_start = tok.text, position
+            depth += 1
+        elif tok.text == ")" and depth > 0:
+            depth -= 1
+            if depth == 0 and not tok.quantified and not opened.startswith(("(?=", "(?!", "(?<")):
+                groups.append(part[inner_start:position - 1])
+    return groups
+
+
 def compile_tolerant(pattern: str) -> re.Pattern[str]:
     """The tolerant form compiled case-insensitively; the pattern itself (case-insensitive) when its tolerant
     form does not compile."""
