@@ -211,6 +211,21 @@ def test_a_round_of_four_whole_nodes_all_below_expected_is_a_shared_cause() -> N
     assert next_groups({f"h{i}": 4 for i in range(4)}, s, lambda h, i, j: "NV2", 1) == [] and s.shared
 
 
+def test_four_slow_hosts_of_six_slow_again_are_searched_not_a_shared_cause() -> None:
+    """Only every whole-node group of the first round slow is a shared cause: four of six hosts slow, and slow again
+    when run once more, are split into halves, each host on its own."""
+    counts = {f"h{i}": 4 for i in range(6)}
+    s = Search()
+    first = next_groups(counts, s, lambda h, i, j: "NV2", 1)
+    s.rounds.append([Judged(GroupResult(g, busbw=0.1 if k < 4 else 1.0), "slow" if k < 4 else "ok", "")
+                     for k, g in enumerate(first)])
+    again = next_groups(counts, s, lambda h, i, j: "NV2", 1)
+    assert [g.again for g in again] == [True] * 4 and not s.shared
+    s.rounds.append([Judged(GroupResult(g, busbw=0.1), "slow", "") for g in again])
+    halves = [g for g in next_groups(counts, s, lambda h, i, j: "NV2", 1) if not g.reference]
+    assert not s.shared and len(halves) == 8 and all(len(g.hosts) == 2 for g in halves)
+
+
 def test_within_node_groups_run_each_host_s_ranks_on_their_own_devices() -> None:
     ctx = context(2)
     facts: dict[str, Facts] = {h.name: {"torch": True} for h in ctx.hosts}

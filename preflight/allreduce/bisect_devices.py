@@ -21,7 +21,8 @@ host whose whole group was fine) run beside it in the same round (``reference`` 
 hosts, no extra round). A group is ``slow`` under ``expected_fraction`` x its expected busbw (the lowest of its
 device pairs' link classes, where a rate is known: preflight.allreduce.floor) or under ``fraction`` x the best of
 the same devices in its round; without either (one host, no rate) it is ``unjudged`` and not split. When every
-whole-node group of a round of ``bisect.SHARED_AT`` or more is slow, the cause is shared and the search stops.
+whole-node group of the first round, ``bisect.SHARED_AT`` or more, is slow, the cause is shared and the search stops
+(a few slow hosts slow again when run once more are searched, each on its own).
 
 One slow device among k on one host costs 2 + 2 x (ceil(log2 k) - 1) group rounds' runs on that host down to a
 pair, plus 2 confirming pairs and the slow one's second run: at k = 8, 2 + 4 + 2 + 1 = 9 runs on it in 6 rounds
@@ -140,7 +141,8 @@ def next_groups(counts: Mapping[str, int], search: Search, link: Link, base_port
     last = search.rounds[-1]
     searched = [j for j in last if j.result.group.searching]
     flagged = [j for j in searched if j.verdict in ("slow", "hung")]
-    if len(searched) >= SHARED_AT and len(flagged) == len(searched) and all(j.verdict == "slow" for j in flagged):
+    if len(search.rounds) == 1 and len(searched) >= SHARED_AT and len(flagged) == len(searched) \
+            and all(j.verdict == "slow" for j in flagged):  # every whole-node group: not the re-runs or halves
         search.shared = True
         return []
     rerun = [j for j in flagged if j.verdict == "slow" and len(search.rounds) == 1]  # the whole-node round
