@@ -250,8 +250,9 @@ def rounds_table(report: Report) -> Table:
         where = re.search(r"\((?:\d+ hosts|confirming [^,)]+), (switch(?:es)? [^)]+)\)", f.message)
         members = list(f.group or ())
         within = bool(members) and "/" in members[0]  # a within-node group: host/device (bisect_devices)
-        role = re.search(r"\((reference|confirming device \d+)", f.message) if within else None
-        hosts = describe(members) + (f" ({role[1]})" if role else "") if within else \
+        role = re.search(r"\((reference|confirming device \d+)|devices, (run again) after", f.message) \
+            if within else None
+        hosts = describe(members) + (f" ({role[1] or role[2]})" if role else "") if within else \
             summary.fold(members) + (f" ({where[1]})" if where else "")
         table.add_row(str(f.round), hosts, _opt(f.busbw_gbps),
                       _opt(f.expected_gbps), Text(verdict, style=summary.STYLE[f.status]))

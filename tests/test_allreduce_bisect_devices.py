@@ -145,6 +145,14 @@ def test_a_host_group_slow_once_and_normal_run_again_is_a_contention_warning_not
     assert [(f.round, f.status) for f in first] == [(within[0][0].round, Status.PASS),
                                                    (within[1][0].round, Status.WARN)]
     assert "slow" in first[0].message and "run again" in first[0].message
+    from rich.console import Console
+
+    from preflight.cli import rounds_table
+    from preflight.model import Report
+
+    console = Console(width=200, record=True)
+    console.print(rounds_table(Report([], findings, ["allreduce"], "2026-11-28T00:00:00Z", 1.0)))
+    assert "n2 devices 0-3 (run again)" in console.export_text()
     assert any("nobody named by --bisect within the nodes" in f.message for f in findings)
 
 
