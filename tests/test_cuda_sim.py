@@ -33,6 +33,12 @@ try:
         dist.all_reduce(torch.ones(2))
     except RuntimeError as exc:
         out["cpu_tensor"] = str(exc)
+    for dtype in ("int16", "uint64"):
+        try:
+            dist.all_reduce(torch.full((2,), 1, dtype=getattr(torch, dtype), device=dev))
+            out[dtype] = "reduced"
+        except TypeError as exc:
+            out[dtype] = str(exc)
     dist.destroy_process_group()
 except Exception as exc:
     out["error"] = f"{type(exc).__name__}: {exc}"
@@ -71,6 +77,9 @@ def test_cuda_tensors_and_nccl_sum_across_ranks_at_each_links_rate(tmp_path: Pat
     for out, device in ((nvlink[1], "cuda:1"), (pcie[1], "cuda:2"), (sockets[1], "cuda:3")):
         assert out["count"] == 4 and out["sum"] == 3.0 and out["device"] == device, out
         assert out["cpu_tensor"] == "No backend type associated with device type cpu"
+        # the dtypes a real NCCL process group refuses (recorded_h200_3/nccl_allreduce_dtypes.txt), in its words
+        assert out["int16"] == "Input tensor data type is not supported for NCCL process group: Short"
+        assert out["uint64"] == "Input tensor data type is not supported for NCCL process group: UInt64"
     rates = [float(str(out[0]["gbps"])) for out in (nvlink, pcie, sockets)]
     assert rates[0] > rates[1] > rates[2], rates  # NV2 > PIX > SYS
     degraded = pair(tmp_path, (2, 3), 29884, degraded={"2-3": 0.25})

@@ -258,3 +258,26 @@ def test_second_batch_of_real_gpu_logs_is_explained(log: str, category: str) -> 
     result = explain_texts({log: (H100_LOGS / log).read_text(encoding="utf-8")})
     assert result.best is not None and result.best.signature.category == category, \
         [(m.signature.id, m.signature.category) for m in result.matches]
+
+
+H200_THIRD = Path(__file__).parent / "fixtures" / "explain" / "recorded_h200_3"
+
+
+@pytest.mark.parametrize(("log", "expected"), [
+    ("nccl_watchdog_timeout_busy_gpu.log", "nccl.watchdog_timeout"),
+    ("nccl_init_gpu_memory_full.log", "cuda.oom"),
+    ("cuda_illegal_address_torchrun.log", "code.cuda_error.700"),
+    ("nccl_net_aws_libfabric_missing.log", "nccl.no_net_plugin"),
+])
+def test_third_batch_of_real_gpu_logs_is_explained(log: str, expected: str) -> None:
+    """Real torch 2.11 / NCCL 2.28.9 logs from an H200 (recorded_h200_3/SOURCE.md), recorded before any rule was
+    written for them: the first cause (the healthy ones: tests/test_explain_clean.py)."""
+    result = explain_texts({log: (H200_THIRD / log).read_text(encoding="utf-8")})
+    assert result.best is not None and result.best.signature.id == expected, [m.signature.id for m in result.matches]
+
+
+@pytest.mark.parametrize("log", ["nccl_socket_family_inet6.log", "nccl_algo_bogus.log"])
+def test_runs_that_succeeded_despite_their_settings_name_no_cause(log: str) -> None:
+    """NCCL_SOCKET_FAMILY=AF_INET6 on a node with IPv6 and a bogus NCCL_ALGO: both jobs reduced and exited 0."""
+    result = explain_texts({log: (H200_THIRD / log).read_text(encoding="utf-8")})
+    assert result.best is None and result.matches == []

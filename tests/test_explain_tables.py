@@ -437,7 +437,8 @@ TEMPLATE_TABLES = ((C10D, C10D_ROWS), (ELASTIC, ELASTIC_ROWS), (GLOO, GLOO_ROWS)
 def test_launcher_table_sizes() -> None:
     assert [len(t.entries) for t, _ in TEMPLATE_TABLES] == [61, 22, 20, 13, 9, 6, 16, 16, 23]
     # + 46: c10d's torch 1.x wordings (round 10); + 5: Open MPI's hostfile and srun help texts (round 14)
-    assert sum(len(row.templates) for _, rows in TEMPLATE_TABLES for row in rows) == 259 + 36 + 46 + 5
+    # - 1: c10d's debug "Remote peer closed the connection." is no failure (recorded_h200_3, a clean exit prints it)
+    assert sum(len(row.templates) for _, rows in TEMPLATE_TABLES for row in rows) == 259 + 36 + 46 + 5 - 1
     assert len(EXIT.entries) == 67  # signals 1-31 as -N and 128+N, exit 1, 2, 126, 127, 255
 
 

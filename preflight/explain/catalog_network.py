@@ -264,9 +264,11 @@ NETWORK: tuple[Signature, ...] = (
         "nccl.watchdog_timeout", "fabric",
         (r"Watchdog caught collective operation timeout: WorkNCCL\(",),
         "A collective did not complete within the process-group timeout: some rank never entered it "
-        "(crashed, stuck elsewhere) or the network between the ranks stalls.",
+        "(crashed, stuck elsewhere), the network between the ranks stalls, or work queued before it on this "
+        "rank's GPU (a long or hung kernel) ran past the timeout.",
         "Find the rank that is not in the collective (its log has the first error); test the links with "
-        "`preflight run --checks allreduce`.",
+        "`preflight run --checks allreduce`. If every rank is in it and the links are fine, look for a kernel "
+        "that runs longer than the timeout (`py-spy dump`, the flight recorder's dump).",
         ("net.reachability", "firewall.rules", "allreduce"),
         "https://github.com/XPixelGroup/BasicSR/issues/737", weight=15, root_cause=False),
     Signature(

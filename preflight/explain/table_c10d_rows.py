@@ -148,7 +148,7 @@ ROWS: tuple[Row, ...] = (
         "The c10d store's server (rank 0's agent) closed the connection: rank 0 exited or crashed.", _PEER,
         ("Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?",
          "Failed to send, sent 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?",
-         "recvValueWithTimeout failed on {}: {}", "Remote peer closed the connection.",
+         "recvValueWithTimeout failed on {}: {}",
          "Failed to check the \"should dump\" flag on TCPStore, (maybe TCPStore server has shut down too early)"),
         root_cause=False),
     Row("store: daemon socket error", "store-timeout",

@@ -35,6 +35,9 @@ _PLACEHOLDER = re.compile(r"\{[^{}]*\}|%[-+ #0]*\d*(?:\.\d+)?(?:hh|h|ll|l|z|j|t)
 _ADDR = "(?: (?:[0-9]+|[0-9a-f]{1,4}))+ ?"  # a normalized numeric address: numbers and IPv6 hex groups
 _QUOTES = re.compile("['\"`\u2018\u2019\u201c\u201d]")
 _NOT_WORD = re.compile(r"[^a-z0-9]+")
+# An environment variable's name is one word: torch prints its settings at start-up (``TORCH_NCCL_WAIT_TIMEOUT_DUMP_
+# MILSEC: 15000``), and split at ``_`` such a name would read as a failure's words (``wait timeout``).
+_ENV_NAME = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
 
 # The checks that verify each category on the hosts (a row may name its own).
 CHECKS: dict[str, tuple[str, ...]] = {
@@ -70,7 +73,11 @@ def normalize(text: str) -> str:
     'torch distributed diststoreerror timed out after 901 seconds waiting for clients 1 2'
     >>> normalize("Hostfile doesn't exist")
     'hostfile doesnt exist'
+    >>> normalize("environments: TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC: 15000, TORCH_NCCL_BLOCKING_WAIT: 0")
+    'environments torchncclwaittimeoutdumpmilsec 15000 torchncclblockingwait 0'
     """
+    if "_" in text:
+        text = _ENV_NAME.sub(lambda m: m.group().replace("_", ""), text)
     return _NOT_WORD.sub(" ", _QUOTES.sub("", text.lower())).strip()
 
 

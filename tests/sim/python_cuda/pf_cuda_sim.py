@@ -159,6 +159,12 @@ class NcclOptions:
         self.group_name = ""
 
 
+# The dtypes torch's nccl all_reduce refuses (ProcessGroupNCCL's getNcclDataType), with the name its TypeError gives:
+# recorded on a real H200, torch 2.11.0+cu130 / NCCL 2.28.9 (tests/fixtures/explain/recorded_h200_3/
+# nccl_allreduce_dtypes.txt); bool, (u)int8, int32, int64, the floats, complex (SUM) and float8 all reduce there.
+NCCL_REFUSED_DTYPES = {torch.int16: "Short", torch.uint16: "UInt16", torch.uint32: "UInt32", torch.uint64: "UInt64"}
+
+
 class ProcessGroupNCCL(dist.ProcessGroup):  # type: ignore[misc]
     """``nccl``: gloo underneath; refuses two ranks on one GPU; intra-host links run at their class's rate."""
 
@@ -199,6 +205,9 @@ class ProcessGroupNCCL(dist.ProcessGroup):  # type: ignore[misc]
         for t in tensors:
             if not isinstance(t, CudaTensor):
                 raise RuntimeError(f"No backend type associated with device type {t.device.type}")
+            if t.dtype in NCCL_REFUSED_DTYPES:
+                raise TypeError(f"Input tensor data type is not supported for NCCL process group: "
+                                f"{NCCL_REFUSED_DTYPES[t.dtype]}")
         start = time.perf_counter()
         host = [_host(t) for t in tensors]
         work = self._gloo.allreduce(host, opts) if opts is not None else self._gloo.allreduce(host)
