@@ -281,3 +281,26 @@ def test_runs_that_succeeded_despite_their_settings_name_no_cause(log: str) -> N
     """NCCL_SOCKET_FAMILY=AF_INET6 on a node with IPv6 and a bogus NCCL_ALGO: both jobs reduced and exited 0."""
     result = explain_texts({log: (H200_THIRD / log).read_text(encoding="utf-8")})
     assert result.best is None and result.matches == []
+
+
+H200_FOURTH = Path(__file__).parent / "fixtures" / "explain" / "recorded_h200_4"
+
+
+@pytest.mark.parametrize(("log", "category"), [
+    ("nccl_comm_init_gpu_full.log", "oom"),
+    ("accelerate_one_process_no_rank_env.log", "launch-args"),
+    ("accelerate_two_processes_one_gpu.log", "device-mapping"),
+    ("ddp_unused_parameter.log", "unknown"),  # the job's own bug: no cluster cause
+    ("lightning_devices_beyond_gpus.log", "device-mapping"),
+])
+def test_fourth_batch_of_real_gpu_logs_the_launchers_is_explained(log: str, category: str) -> None:
+    """Real logs of accelerate, Lightning and DDP from an H200 (recorded_h200_4/SOURCE.md): the first cause."""
+    result = explain_texts({log: (H200_FOURTH / log).read_text(encoding="utf-8")})
+    got = result.best.signature.category if result.best is not None else "unknown"
+    assert got == category, [(m.signature.id, m.signature.category) for m in result.matches]
+
+
+def test_a_healthy_lightning_ddp_run_names_no_cause() -> None:
+    log = (H200_FOURTH / "lightning_ddp_healthy.log").read_text(encoding="utf-8")
+    result = explain_texts({"lightning.log": log})
+    assert result.best is None and result.matches == []

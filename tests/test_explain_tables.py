@@ -40,6 +40,8 @@ from preflight.explain.table_launchers import (
     ACCELERATE_ROWS,
     DEEPSPEED,
     DEEPSPEED_ROWS,
+    LIGHTNING,
+    LIGHTNING_ROWS,
     REMOTE_SHELL,
     REMOTE_SHELL_ROWS,
 )
@@ -110,6 +112,11 @@ UNSEEN: dict[str, tuple[str, str]] = {
                             "you can only use one of cpu multi gpu tpu use deepspeed use fsdp at a time"),
     # pdsh pipecmd.c's message (round 17: the spent eleventh set brought ssh's host-key line into the corpus)
     "remote_shell": ("pdsh@head: node3: exec cmd ssh failed for host node3", "exec cmd {} failed for host {}"),
+    # written from lightning 2.6.6's fabric/plugins/environments/slurm.py f-string (devices=4, 8 tasks per node)
+    "lightning": ("ValueError: You set `devices=4` in Lightning, but the number of tasks per node configured in SLURM "
+                  "`--ntasks-per-node=8` does not match. HINT: Set `devices=8`.",
+                  "you set devices {} in lightning but the number of tasks per node configured in slurm ntasks per "
+                  "node {} does not match"),
     "openmpi": ("ORTE has lost communication with a remote daemon.", "{} has lost communication with a remote daemon"),
     "slurm": ("slurmstepd: error: Exceeded step memory limit at some point.", "exceeded job memory limit"),
     # written from vllm/v1/executor/ray_utils.py's f-string (an existing placement group with 2 GPU bundles, TP=4)
@@ -431,14 +438,15 @@ def test_nccl_warn_rows_find_their_own_templates() -> None:
 
 TEMPLATE_TABLES = ((C10D, C10D_ROWS), (ELASTIC, ELASTIC_ROWS), (GLOO, GLOO_ROWS), (DEEPSPEED, DEEPSPEED_ROWS),
                    (ACCELERATE, ACCELERATE_ROWS), (REMOTE_SHELL, REMOTE_SHELL_ROWS), (OPENMPI, OPENMPI_ROWS),
-                   (SLURM, SLURM_ROWS), (VLLM, VLLM_ROWS))
+                   (SLURM, SLURM_ROWS), (VLLM, VLLM_ROWS), (LIGHTNING, LIGHTNING_ROWS))
 
 
 def test_launcher_table_sizes() -> None:
-    assert [len(t.entries) for t, _ in TEMPLATE_TABLES] == [61, 22, 20, 13, 9, 6, 16, 16, 23]
+    assert [len(t.entries) for t, _ in TEMPLATE_TABLES] == [61, 22, 20, 13, 9, 6, 16, 16, 23, 7]
     # + 46: c10d's torch 1.x wordings (round 10); + 5: Open MPI's hostfile and srun help texts (round 14)
     # - 1: c10d's debug "Remote peer closed the connection." is no failure (recorded_h200_3, a clean exit prints it)
-    assert sum(len(row.templates) for _, rows in TEMPLATE_TABLES for row in rows) == 259 + 36 + 46 + 5 - 1
+    # + 17: Lightning's device and launcher checks (recorded_h200_4 showed the first)
+    assert sum(len(row.templates) for _, rows in TEMPLATE_TABLES for row in rows) == 259 + 36 + 46 + 5 - 1 + 17
     assert len(EXIT.entries) == 67  # signals 1-31 as -N and 128+N, exit 1, 2, 126, 127, 255
 
 

@@ -135,6 +135,18 @@ TORCH: tuple[Signature, ...] = (
         "calling package supports, e.g. 2.5.1); check `python -c 'import torch; print(torch.version.cuda)'`.",
         ("versions",), "https://github.com/hiyouga/LlamaFactory/issues/7986", weight=70),
     Signature(
+        "lightning.no_gpu_at_all", "version-mismatch",
+        # lightning's device_parser: f"You requested gpu: {gpus}\n But your machine only has: {all_available_gpus}"
+        # (pytorch_lightning 1.x: "You requested GPUs:"); an empty list: torch sees no GPU at all
+        (r"But your machine only has: \[\]",),
+        "The Trainer asked for GPUs and torch sees none at all: most often a CPU-only torch (or one built for "
+        "another CUDA than the driver runs); else CUDA_VISIBLE_DEVICES empty or the driver unusable.",
+        "Install the CUDA build of torch that matches the driver; check `python -c 'import torch; "
+        "print(torch.version.cuda, torch.cuda.device_count())'` and `nvidia-smi` on that node.",
+        ("versions", "gpu.devices.count"),
+        "https://github.com/DCASE-REPO/DESED_task/blob/f7dc296e39b09ef26bd05f27b1c720cbc6208bb1/recipes/"
+        "dcase2023_task4_baseline/README.md", weight=70),
+    Signature(
         "alloc.more_than_1eb", "app-fault",
         # c10/cuda/CUDACachingAllocator.cpp (pytorch@eb42ad6e) and the NPU / MLU / GCU allocators built on it:
         # TORCH_CHECK_WITH(OutOfMemoryError, size < one_exa_bytes, "<DEV> out of memory. Tried to allocate more

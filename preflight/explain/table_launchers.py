@@ -2,7 +2,8 @@
 launcher (``deepspeed/launcher/runner.py``, ``launch.py``, ``multinode_runner.py``), accelerate's (``accelerate
 launch``: ``commands/launch.py``, ``utils/launch.py``, ``state.py``) and the remote shells they start nodes with
 (pdsh's ``src/common/pipecmd.c`` and OpenSSH's ``sshconnect.c`` / ``ssh.c`` texts), and horovodrun's
-(``horovod/runner``: the ssh check, the task servers and their interface checks, host parsing).
+(``horovod/runner``: the ssh check, the task servers and their interface checks, host parsing), and Lightning's
+Trainer / Fabric checks of its devices and of the launcher around it.
 
 >>> [d.code.category for d in DEEPSPEED.decode("ValueError: Hostfile contains a bad entry: node1 slot=8, unable to "
 ...     "proceed with launching")]
@@ -15,6 +16,8 @@ launch``: ``commands/launch.py``, ``utils/launch.py``, ``state.py``) and the rem
 >>> [d.code.category for d in HOROVOD.decode("Exception: Unable to find a set of common task-to-task communication "
 ...     "interfaces: [(0, {'eth0': [('10.0.0.2', 12345)]}), (1, {'ib0': [('10.1.0.3', 23456)]})]")]
 ['wrong-interface']
+>>> [d.code.category for d in LIGHTNING.decode(" But your machine only has: [0]")]
+['device-mapping']
 """
 
 from __future__ import annotations
@@ -182,6 +185,58 @@ HOROVOD_ROWS: tuple[Row, ...] = (
          "terminated.",), root_cause=False, checks=()),
 )
 
+_LIGHTNING_DEVICES = ("Ask for the GPUs the process sees: `Trainer(devices=N)` with N at most `nvidia-smi -L`'s "
+                      "count after CUDA_VISIBLE_DEVICES (the scheduler's allocation), or `devices='auto'`; an empty "
+                      "list means torch sees no GPU at all (a CPU build of torch, or the driver).")
+LIGHTNING_ROWS: tuple[Row, ...] = (
+    Row("more GPUs requested than visible", "device-mapping",
+        "The Trainer (or Fabric) was asked for GPUs this process does not see: more devices, or indices, than "
+        "CUDA_VISIBLE_DEVICES leaves it (a scheduler that gave fewer GPUs, a second job on the node).",
+        _LIGHTNING_DEVICES,
+        ("You requested gpu: {} But your machine only has: {}", "You requested gpu: {}", "You requested GPUs: {}",
+         "But your machine only has: {}",
+         "You requested to find {} devices but this machine only has {} GPUs.",
+         "You requested to find {} devices but there are no visible CUDA devices on this machine."),
+        checks=("gpu.devices.count",)),
+    Row("GPUs occupied", "device-mapping",
+        "Lightning found the visible GPUs taken by other processes (exclusive-process compute mode, or a leftover "
+        "job holding them).",
+        "Free the GPUs (`nvidia-smi` lists the processes holding them) or ask for fewer devices.",
+        ("You requested to find {} devices but only {} are currently available.",
+         "The devices {} are occupied by other processes and can't be used at the moment."),
+        checks=("gpu.devices",)),
+    Row("accelerator not available", "device-mapping",
+        "`accelerator='gpu'` (or 'cuda') but torch sees no GPU: no device visible to the process, a CPU build of "
+        "torch, or a driver it cannot use.", _LIGHTNING_DEVICES,
+        ("`{}` can not run on your system since the accelerator is not available.",
+         "{} can not run on your system since the accelerator is not available.")),
+    Row("devices and SLURM tasks differ", "launch-args",
+        "Under Slurm, Lightning starts one process per task: `Trainer(devices=, num_nodes=)` must equal the job's "
+        "`--ntasks-per-node` and `--nodes`.",
+        "Make `--ntasks-per-node` equal the GPUs per node and `--nodes` equal num_nodes (or the Trainer's to them), "
+        "and start the script with `srun`.",
+        ("You set `devices={}` in Lightning, but the number of tasks per node configured in SLURM "
+         "`--ntasks-per-node={}` does not match.",
+         "You set `num_nodes={}` in Lightning, but the number of nodes configured in SLURM `--nodes={}` does not "
+         "match.",
+         "You set `--ntasks={}` in your SLURM bash script, but this variable is not supported."), checks=()),
+    Row("devices and torchrun world size differ", "launch-args",
+        "Under torchrun, `devices x num_nodes` of the Trainer must equal torchrun's world size "
+        "(`--nproc_per_node x --nnodes`).", "Give the Trainer the same devices and nodes as torchrun.",
+        ("You set `devices={}` and `num_nodes={}` in Lightning, but the product ({} * {}) does not match the world "
+         "size ({}).",), checks=()),
+    Row("invalid devices / strategy", "launch-args",
+        "A Trainer option this accelerator or environment cannot take (a devices value it cannot parse, a "
+        "multi-process strategy in a notebook).", "Fix the Trainer's `devices` / `strategy` arguments.",
+        ("`Trainer(devices={})` value is not a valid input using {} accelerator.",
+         "`Trainer(strategy={})` is not compatible with an interactive environment."), checks=()),
+    Row("srun not used (warning)", "launch-args",
+        "srun exists on the node but the script was not started with it, so Lightning does not take Slurm's "
+        "ranks (a warning; a multi-node job then waits for nodes that never join).",
+        "Start the script as `srun python train.py ...` inside the allocation.",
+        ("The `srun` command is available on your system but is not used.",), root_cause=False, checks=()),
+)
+
 DEEPSPEED = build("deepspeed_launcher",
                   "https://github.com/deepspeedai/DeepSpeed/tree/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/"
                   "deepspeed/launcher", "DeepSpeed 0.19.6 (wordings since 0.6.0)", DEEPSPEED_ROWS)
@@ -194,3 +249,8 @@ REMOTE_SHELL = build("remote_shell",
 HOROVOD = build("horovodrun",
                 "https://github.com/horovod/horovod/tree/2626dc87a3a8eb8fb7d2216198ce45bce0f9e65a/horovod/runner",
                 "horovod 0.28.1+ (main 2626dc8; these wordings since 0.16-0.20)", HOROVOD_ROWS)
+LIGHTNING = build("lightning",
+                  "https://github.com/Lightning-AI/pytorch-lightning/tree/2.6.6/src/lightning",
+                  "lightning 2.6.6 (fabric/accelerators/cuda.py, fabric/utilities/device_parser.py, fabric/plugins/"
+                  "environments/slurm.py and torchelastic.py, pytorch/trainer/connectors/accelerator_connector.py; "
+                  "pytorch_lightning 1.x's `You requested GPUs:`)", LIGHTNING_ROWS)

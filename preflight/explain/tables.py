@@ -32,7 +32,7 @@ from preflight.explain.table_elastic import TABLE as ELASTIC
 from preflight.explain.table_exit import TABLE as EXIT
 from preflight.explain.table_gloo import TABLE as GLOO
 from preflight.explain.table_hccl import HCCL_RESULTS
-from preflight.explain.table_launchers import ACCELERATE, DEEPSPEED, HOROVOD, REMOTE_SHELL
+from preflight.explain.table_launchers import ACCELERATE, DEEPSPEED, HOROVOD, LIGHTNING, REMOTE_SHELL
 from preflight.explain.table_megatron import TABLE as MEGATRON
 from preflight.explain.table_mpi_slurm import OPENMPI, SLURM
 from preflight.explain.table_torch_npu_dist import TABLE as TORCH_NPU_DIST
@@ -65,6 +65,7 @@ DECODERS: tuple[CodeTable, ...] = (
     MEGATRON,  # Megatron-LM's (MindSpeed's, NeMo's) checks of the launch arguments and model config
     REMOTE_SHELL,  # pdsh / ssh as the launchers start nodes
     HOROVOD,  # horovodrun: its ssh check, task servers, interfaces
+    LIGHTNING,  # Lightning's Trainer / Fabric: its devices, Slurm's and torchrun's sizes
     VLLM,  # vLLM: KV cache / startup memory, parallel sizes, Ray placement, its workers and engine core
     OPENMPI,  # Open MPI's mpirun (ORTE / PRRTE)
     SLURM,  # Slurm's srun / slurmstepd
