@@ -3,7 +3,7 @@
 Every table names an https source and a version, and decodes a code that no log sample under
 tests/fixtures/explain carries (``UNSEEN``: one case per table; a table joining ``DECODERS`` adds its own).
 The lines of those cases are written from the vendor's own message text for the code, not copied from a log:
-they test that a code is decoded from its table alone. The sealed ``frozen/`` and ``frozen12/`` sets are never
+they test that a code is decoded from its table alone. The sealed ``frozen/`` and ``frozen13/`` sets are never
 opened here.
 """
 
@@ -57,7 +57,7 @@ from preflight.explain.table_xid import TABLE as XID
 from preflight.explain.tables import DECODERS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "explain"
-SEALED = {"frozen", "frozen12"}  # the sealed evaluation sets: not read, not listed
+SEALED = {"frozen", "frozen13"}  # the sealed evaluation sets: not read, not listed
 
 # table name -> (a line carrying a code, that code); the code must appear in no log sample
 UNSEEN: dict[str, tuple[str, str]] = {
@@ -442,11 +442,12 @@ TEMPLATE_TABLES = ((C10D, C10D_ROWS), (ELASTIC, ELASTIC_ROWS), (GLOO, GLOO_ROWS)
 
 
 def test_launcher_table_sizes() -> None:
-    assert [len(t.entries) for t, _ in TEMPLATE_TABLES] == [61, 22, 20, 13, 9, 6, 16, 16, 23, 7]
+    assert [len(t.entries) for t, _ in TEMPLATE_TABLES] == [61, 22, 20, 13, 9, 7, 17, 16, 23, 7]
     # + 46: c10d's torch 1.x wordings (round 10); + 5: Open MPI's hostfile and srun help texts (round 14)
     # - 1: c10d's debug "Remote peer closed the connection." is no failure (recorded_h200_3, a clean exit prints it)
     # + 17: Lightning's device and launcher checks (recorded_h200_4 showed the first)
-    assert sum(len(row.templates) for _, rows in TEMPLATE_TABLES for row in rows) == 259 + 36 + 46 + 5 - 1 + 17
+    # + 7 + 2 (round 21): OpenSSH's key and directory permission texts; Open MPI's refusal to run as root
+    assert sum(len(row.templates) for _, rows in TEMPLATE_TABLES for row in rows) == 259 + 36 + 46 + 5 - 1 + 17 + 9
     assert len(EXIT.entries) == 67  # signals 1-31 as -N and 128+N, exit 1, 2, 126, 127, 255
 
 
@@ -738,3 +739,25 @@ def test_cuda_libs_statuses_claim_only_what_they_say() -> None:
              "CUDNN_STATUS_VERSION_MISMATCH", "version-mismatch")):
         assert [(d.code.code, d.code.category) for d in CUDA_LIBS.decode(line)] == [(code, category)], line
     assert CUDA_LIBS.decode("CUBLAS_GEMM_DFALT_TENSOR_OP") == [] and CUDA_LIBS.decode("CUDNN_STATUS_SUCCESS") == []
+
+
+@pytest.mark.parametrize(("table", "line", "code"), [
+    # round 21: a name a glog CHECK compares with is not the error; MXNet's "CUDA: <text>"; the "(N vs. 0)" values
+    (CUDA_ERROR, "src/storage/storage.cc:59: Check failed: e == cudaSuccess || e == cudaErrorCudartUnloading CUDA: "
+     "invalid device ordinal", "101"),
+    (CUDA_ERROR, "Check failed: error == cudaSuccess (2 vs. 0)  out of memory", "2"),
+    (NCCL_RESULT, "Check failed: result == ncclSuccess (1 vs. 0)  unhandled cuda error", "1"),
+])
+def test_a_checks_comparison_is_not_the_error_it_reports(table: CodeTable, line: str, code: str) -> None:
+    assert [d.code.code for d in table.decode(line)] == [code]
+
+
+@pytest.mark.parametrize(("table", "line", "category"), [
+    # round 21: OpenSSH's permission refusals (openssh-portable authfile.c, sshd.c, readconf.c), orterun's root check
+    (REMOTE_SHELL, "Permissions 0644 for '/root/.ssh/id_rsa' are too open.", "ssh"),
+    (REMOTE_SHELL, "sshd: no hostkeys available -- exiting.", "ssh"),
+    (REMOTE_SHELL, "Bad owner or permissions on /home/u/.ssh/config", "ssh"),
+    (OPENMPI, "prterun has detected an attempt to run as root.", "launch-args"),
+])
+def test_round_21_launcher_wordings_decode(table: CodeTable, line: str, category: str) -> None:
+    assert [d.code.category for d in table.decode(line)] == [category]

@@ -300,4 +300,16 @@ HOSTS: tuple[Signature, ...] = (
         "PCIe switches (BIOS, or `setpci` at boot); NCCL_P2P_DISABLE=1 stays a slow workaround.",
         ("allreduce",), "https://github.com/NVIDIA/nccl/issues/2079", weight=58,
         when=_affirmed),
+    Signature(
+        "os.firewall_log_blocked", "firewall",
+        # the kernel's log of a packet a host firewall dropped: ufw's "[UFW BLOCK]" prefix, firewalld's LogDenied
+        # prefixes ("FINAL_REJECT:", "filter_IN_public_REJECT:", "..._DROP:") before iptables' IN= OUT= fields
+        (r"\[UFW (?:LIMIT )?BLOCK\]",
+         r"\b(?:FINAL_REJECT|filter_IN_\w+_(?:REJECT|DROP)|filter_FWD_\w+_(?:REJECT|DROP)): ?IN="),
+        "A host firewall on one of the nodes dropped packets and logged it (ufw, firewalld): when the log's DPT= is "
+        "a port the job or its launcher uses (MASTER_PORT, NCCL's, Slurm's, sshd's), the firewall is what keeps the "
+        "nodes apart.",
+        "Allow the cluster's traffic between the nodes (`ufw allow from 10.0.0.0/24`, a firewalld trusted zone for "
+        "the training interface), then run `preflight run --checks firewall.rules,net.reachability`.",
+        ("firewall.rules", "net.reachability"), "https://github.com/weaveworks/weave/issues/450", weight=40),
 )

@@ -186,4 +186,17 @@ NCCL: tuple[Signature, ...] = (
         "Expose the EFA devices to the container (`--device /dev/infiniband/uverbs0...`, the aws-efa-k8s-device-"
         "plugin resource), check `fi_info -p efa` on the node, and set FI_PROVIDER=efa only where EFA exists.",
         ("nccl.ib_hca",), "https://github.com/aws/aws-ofi-nccl/issues/1020", weight=70),
+    Signature(
+        "nccl.nvls_bind_failed", "driver",
+        # transport/nvls.cc (NCCL 2.27-2.28; transport/multicast.cc in 2.30): WARN("Failed to bind NVLink SHARP (NVLS)
+        # Multicast memory of size %ld : CUDA error %d '%s'.\nThis is usually caused by a system or configuration
+        # error in the Fabric Manager or NVSwitches. ..."); the INFO line that goes on "Proceeding without NVLS
+        # support." is NCCL falling back, no failure
+        (r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory(?![^\n]*Proceeding without NVLS)",),
+        "NCCL could not bind its NVLink SHARP (multicast) buffers on the NVSwitches: the Fabric Manager or the "
+        "NVSwitches of that node are misconfigured or in a bad state (a container without the fabric, a switch "
+        "that needs a reset); the job's code is not at fault.",
+        "Check the fabric on that node (`nvidia-smi -q | grep -A3 Fabric`: State Completed, Status Success; the "
+        "nvidia-fabricmanager service), reset or reboot it; meanwhile NCCL_NVLS_ENABLE=0 runs without NVLS.",
+        ("gpu.fabricmanager", "gpu.devices.driver"), "https://github.com/NVIDIA/DCGM/issues/304", weight=74),
 )

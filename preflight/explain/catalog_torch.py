@@ -59,7 +59,9 @@ TORCH: tuple[Signature, ...] = (
     Signature(
         "c10d.env_var_missing", "launch-args",
         (r"Error initializing torch\.distributed using env:// rendezvous: environment variable \w+ expected, but "
-         r"not set", r"env:// rendezvous: \w+ not set"),
+         r"not set", r"env:// rendezvous: \w+ not set",
+         # a traceback cut before its last line still shows the raise (rendezvous.py's _env_rendezvous_handler)
+         r"raise _env_error\(\"(?:MASTER_ADDR|MASTER_PORT|RANK|WORLD_SIZE)\"\)"),
         "init_process_group(init_method='env://') found no MASTER_ADDR / MASTER_PORT / RANK / WORLD_SIZE: "
         "the script was started with plain python instead of a launcher that sets them.",
         "Start it with torchrun (or torch.distributed.launch / deepspeed / accelerate launch), or export "

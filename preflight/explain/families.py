@@ -74,7 +74,7 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     # a serving engine's KV cache without a free block (TensorRT-LLM's "No free blocks left") is
     ("out of memory", r"out of memory|\bOOM\b|Cannot allocate memory(?! in static TLS block)|"
      r"insufficient (?:device )?memory|\bNo free blocks left\b|\bCan't allocate new blocks\b|"
-     r"memory (?:allocation|alloc) failed|failed to allocate|\bMemoryError\b|OutOfMemoryError\b|oom-kill|"
+     r"memory (?:allocation|alloc) (?:failed|error)|failed to allocate|\bMemoryError\b|OutOfMemoryError\b|oom-kill|"
      r"\bbad_alloc\b|memory is not enough|not enough memory|Unable to allocate \d|\bOOMKilled\b|"
      # round 11: GE's memory manager limit, vLLM's start-up check of free device memory
      r"greater than memory manager malloc max size|Free memory .{0,60}less than desired", "oom", True,
@@ -167,6 +167,9 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      r"\bdoes not recognize this architecture\b|\bUnrecognized configuration class\b|"
      r"\brequires the following packages that were not found\b|"
      r"\bmodule 'numpy' has no attribute '(?:float|int|bool|object|str|complex|long|unicode)'|"
+     # NumPy 2.0's own message for the names it removed (``np.float_`` / ``np.NaN`` ... "was removed in the NumPy 2.0
+     # release"), and a module built against NumPy 1.x ("compiled using NumPy 1.x cannot be run in NumPy 2")
+     r"\bwas removed in the NumPy 2\.0 release\b|\bcompiled using NumPy 1\.x cannot be run in\s+NumPy 2\b|"
      r"which is incompatible|\bversions?\b[^.;]{0,60}\b(?:does not match|mismatch(?:es)?|(?:is |are )?not "
      r"compatible|incompatible)\b|\b(?:does not match|mismatch(?:es)?|not compatible with)\b[^.;]{0,60}\bversions?\b",
      "version-mismatch", True, "a package is missing or of another version than the code importing it expects",
@@ -207,8 +210,10 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      "device-mapping", True, "no node offers the accelerators the pod asks for (all taken, not advertised by the "
      "device plugin, or more than a node has)", "Check `kubectl describe node` (Allocatable) and the device plugin "
      "pods; ask for no more devices per pod than a node has.", {}),
+    # round 21: JAX's "no supported devices found for platform CUDA" (a task that sees none of its GPUs)
     ("device missing", r"invalid device ordinal|no (?:CUDA )?(?:GPUs?|devices?|NPUs?) (?:are )?(?:available|found)|"
-     r"device not found|No such device|invalid device id|device id error", "device-mapping", True,
+     r"device not found|No such device|invalid device id|device id error|"
+     r"no supported devices found for platform (?:CUDA|ROCM)", "device-mapping", True,
      "a rank asked for a device that is not there", "Match the ranks per node to the visible devices.",
      {"NET/IB": "rdma"}),
     ("hardware / driver fault", r"\bXid\b|ECC error|fallen off the bus|uncorrectable|GPU is lost|device lost|"
@@ -219,6 +224,12 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     # round 11: the launch's world size against what the job was built or saved for (``Loading a checkpoint for
     # MP=1 but world size is 4``)
     # round 15: OpenSSH asking to trust a host key: a launcher's non-interactive ssh cannot answer it
+    # round 21: a launcher's host file that is not there (``open(args.host_file)``: ``No such file or directory:
+    # 'hosts'``; a hostfile named in the arguments but missing)
+    ("host file missing", r"No such file or directory:? '(?!/etc/)[^'\n]*\bhost(?:file|s|_?list)?(?:\.txt)?'|"
+     r"\bhost ?file\b[^\n]{0,40}\b(?:not found|does not exist|doesn't exist)\b", "hostfile", True,
+     "the launcher's host file is not where the launch says", "Create the host file (one node per line, as the "
+     "launcher documents) at the path the launch names, on the launching node.", {}),
     ("ssh host key prompt", r"\bThe authenticity of host .{0,80}can't be established\b|"
      r"\bAre you sure you want to continue connecting\b", "ssh", True,
      "ssh to a node asks to confirm its host key, which a launcher's non-interactive ssh cannot answer",

@@ -62,7 +62,8 @@ _HARMLESS = re.compile(
     r"|^\s*WARNING(?::|\s\d)"  # Python logging / vLLM: "WARNING: ...", "WARNING 03-24 17:02:27 ..."
     r"|NCCL WARN (?:Could not find real path|Ignoring\b|.* is being ignored|.*, setting (?:it )?to\b|"
     r".*setting NCCL_\w+ to\b|Missing \"iblist\")"
-    r"|\bwarnings\.warn\(",
+    r"|\bwarnings\.warn\("
+    r"|NCCL INFO .*\bProceeding without\b",  # NCCL falling back (NVLS bind failed: "Proceeding without NVLS support")
     re.IGNORECASE)
 _PY_WARNING = re.compile(r":\d+: \w*Warning: ")
 
@@ -151,7 +152,7 @@ def host_of_line(line: str) -> str | None:
 
 def harmless(line: str) -> bool:
     """A warning that is not a failure: deprecation notices (``TORCH_NCCL_*``), Python warnings, CANN ``[WARNING]``
-    lines, informational ``NCCL WARN`` lines, torchrun's OMP_NUM_THREADS notice.
+    lines, informational ``NCCL WARN`` lines, NCCL's INFO that it falls back, torchrun's OMP_NUM_THREADS notice.
 
     >>> harmless("[W Utils.hpp:133] Warning: Environment variable NCCL_ASYNC_ERROR_HANDLING is deprecated")
     True
@@ -163,9 +164,12 @@ def harmless(line: str) -> bool:
     False
     >>> harmless("[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve hostname to a (local) address.")
     False
+    >>> harmless("h:7:9 [0] NCCL INFO Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA "
+    ...          "error 401 'the operation cannot be performed in the present state'. Proceeding without NVLS support.")
+    True
     """
     low = line.lower()
-    if not any(word in low for word in ("warn", "deprecat", "will be removed", "omp_num")):
+    if not any(word in low for word in ("warn", "deprecat", "will be removed", "omp_num", "proceeding without")):
         return False  # every harmless form carries one of these words: most lines stop here
     return bool(_HARMLESS.search(line))
 

@@ -92,7 +92,7 @@ def _code(row: tuple[int, str, str, str] | tuple[int, str, str, str, str]) -> Co
 
 _NUMBER = re.compile(
     r"(?<![A-Za-z])(?:error[\s_]*code|err[\s_]*code|errno|\berr\b|ret(?:urn)?(?:[\s_]*code)?|rt[\s_]*ret|"
-    r"result|status|acl[\s_]*error|failed)\s*(?:is\s*[:=]?|[:=,])?\s*\[?\s*([1-5]\d{5})(?!\d)", re.IGNORECASE)
+    r"result|status|acl[\s_]*error|failed|\bcode)\s*(?:is\s*[:=]?|[:=,])?\s*\[?\s*([1-5]\d{5})(?!\d)", re.IGNORECASE)
 _NAME = re.compile(r"\b(?:ACL_ERROR|ACLNN_ERR)_[A-Z0-9_]+\b", re.IGNORECASE)
 
 
@@ -101,6 +101,8 @@ def find_numbers(line: str, by_name: dict[str, str]) -> list[str]:
 
     >>> find_numbers("SetDevice failed.ret=507033; ERROR code: 507035, runtime result = 507049 pid=507000", {})
     ['507033', '507035', '507049']
+    >>> find_numbers("(Calling Function = aclrtSynchronizeStream, Code = 507014, Message = ...)", {})  # MindX SDK
+    ['507014']
     >>> find_numbers("aclrtLaunchKernelWithHostArgs failed: 507015 (acl_error_rt_aicore_exception)",
     ...              {"ACL_ERROR_RT_AICORE_EXCEPTION": "507015"})
     ['507015']

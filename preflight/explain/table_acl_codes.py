@@ -102,7 +102,7 @@ ROWS: tuple[Row, ...] = (
     # --- rt_error_codes.h: runtime codes passed through ----------------------------------------------
     (107000, "ACL_ERROR_RT_PARAM_INVALID", "param invalid", "args"),
     (107001, "ACL_ERROR_RT_INVALID_DEVICEID", "invalid device id", "device_id"),
-    (107002, "ACL_ERROR_RT_CONTEXT_NULL", "current context null", "args",
+    (107002, "ACL_ERROR_RT_CONTEXT_NULL", "current context null", "device_id",
      "Set the device (aclrtSetDevice / torch.npu.set_device) or the context in this thread first."),
     (107003, "ACL_ERROR_RT_STREAM_CONTEXT", "stream not in current context", "args"),
     (107004, "ACL_ERROR_RT_MODEL_CONTEXT", "model not in current context", "args"),

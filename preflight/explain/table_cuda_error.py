@@ -312,8 +312,14 @@ _TEXTS = sorted([(t.lower(), str(c)) for c, _, t in _ROWS if c] +
 _BARE = [(t, c) for t, c in _TEXTS if c in {"34", "35", "46", "98", "100", "209", "214", "217", "220", "222", "226",
                                             "700", "710", "715", "716", "719", "802", "803", "804"}]
 _NAME = re.compile(r"\b(cuda(?:Error[A-Za-z]+|Success)|CUDA_(?:ERROR_[A-Z0-9_]+|SUCCESS))\b")
+# "CUDA: " is MXNet's CUDA_CALL (``CUDA: invalid device ordinal``)
 _MARKER = re.compile(r"(?:\bcuda(?: runtime)? error|\bcuda failure|\bTHCudaCheck FAIL[^:]*|\bCUDA_ERROR_[A-Z_]+"
-                     r"|\bcudaError[A-Za-z]*)\s*(?:\(?\d+\)?)?\s*[:'\"=,]*\s*", re.IGNORECASE)
+                     r"|\bcudaError[A-Za-z]*|\bcuda(?=: ))\s*(?:\(?\d+\)?)?\s*[:'\"=,]*\s*", re.IGNORECASE)
+# a name a check compares with is no error the line reports (MXNet's ``Check failed: e == cudaSuccess || e ==
+# cudaErrorCudartUnloading CUDA: invalid device ordinal``)
+_COMPARED = re.compile(r"[=!]=\s*$")
+# glog's CHECK_EQ prints both values: ``Check failed: error == cudaSuccess (2 vs. 0)`` reports 2
+VERSUS = re.compile(r"\((\d+) vs\.? (\d+)\)")
 _NUMBER = re.compile(r"\bcudaError(?:_t)?\s*[=:(]?\s*(\d+)\b|\bCUDA error(?: code)?\s*[=:#]?\s*(\d+)\b"
                      r"|\bcuda\b[^\n]{0,80}?\berror code\s*[=:]?\s*(\d+)\b"
                      # a driver API result by number (torch_memory_saver's "CUresult error result=2 ... cu_mem_create")
@@ -325,7 +331,8 @@ def find(line: str) -> list[str]:
     number next to CUDA."""
     line = " ".join(line.split())  # runs of blanks as one space
     found: list[tuple[int, str]] = []
-    found += [(m.start(), _BY_NAME[m[1].lower()]) for m in _NAME.finditer(line) if m[1].lower() in _BY_NAME]
+    found += [(m.start(), _BY_NAME[m[1].lower()]) for m in _NAME.finditer(line) if m[1].lower() in _BY_NAME
+              and not _COMPARED.search(line[:m.start()])]
     lower = line.lower()
     for m in _MARKER.finditer(line):
         rest = lower[m.end():]
@@ -337,6 +344,9 @@ def find(line: str) -> list[str]:
             found.append((lower.index(text), code))
     if not found:
         found += [(m.start(), n) for m in _NUMBER.finditer(line) for n in m.groups() if n and n in ENTRIES]
+    if "cudaSuccess" in line:
+        found += [(m.start(), n) for m in VERSUS.finditer(line) for n in m.groups() if n != "0" and n in ENTRIES
+                  and "0" in m.groups()]
     out: list[str] = []
     for _, code in sorted(found):
         if code not in out:

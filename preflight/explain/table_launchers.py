@@ -143,6 +143,17 @@ REMOTE_SHELL_ROWS: tuple[Row, ...] = (
         "The host's key is unknown or changed, and ssh will not ask in a non-interactive launch.",
         "Accept the host keys once (`ssh-keyscan HOST >> ~/.ssh/known_hosts`) or fix the changed key.",
         ("Host key verification failed.",), checks=("os",)),
+    Row("ssh: key or directory permissions", "ssh",
+        "OpenSSH refuses a private key, host key, config or ~/.ssh directory that others can read or write "
+        "(authfile.c's permission check, sshd's StrictModes); without the key the login fails, and an sshd with no "
+        "usable host key exits (a secret mounted with mode 0644 in a container, a home directory group-writable).",
+        "Make private keys and host keys mode 0600 owned by their user, ~/.ssh 0700, ~/.ssh/config and "
+        "authorized_keys 0600 (Kubernetes: the secret's defaultMode: 0600), and the home directory not "
+        "group-writable.",
+        ("WARNING: UNPROTECTED PRIVATE KEY FILE!", "Permissions {} for {} are too open.",
+         "It is required that your private key files are NOT accessible by others.",
+         "sshd: no hostkeys available -- exiting.", "Unable to load host key: {}", "Bad owner or permissions on {}",
+         "Authentication refused: bad ownership or modes for directory {}"), checks=("os",)),
     Row("pdsh: remote command failed", "ssh",
         "pdsh's ssh to a node exited non-zero (255: the connection or login failed; another code: the remote "
         "command failed).", _SSH, ("{}: ssh exited with exit code {}", "{}: ssh killed by signal {}",
@@ -245,7 +256,8 @@ ACCELERATE = build("accelerate_launcher",
                    "src/accelerate", "accelerate 1.15.0.dev0 (main 16cb6eb)", ACCELERATE_ROWS)
 REMOTE_SHELL = build("remote_shell",
                      "https://github.com/chaos/pdsh/blob/cad4b00c3a5bb2835f86a34eaa360322b9c90ab7/src/common/"
-                     "pipecmd.c", "pdsh 2.x pipecmd.c; OpenSSH sshconnect.c messages", REMOTE_SHELL_ROWS)
+                     "pipecmd.c", "pdsh 2.x pipecmd.c; OpenSSH sshconnect.c, authfile.c, sshd.c, readconf.c, "
+                     "misc.c and auth2-pubkeyfile.c messages (openssh-portable 0ef0f5a)", REMOTE_SHELL_ROWS)
 HOROVOD = build("horovodrun",
                 "https://github.com/horovod/horovod/tree/2626dc87a3a8eb8fb7d2216198ce45bce0f9e65a/horovod/runner",
                 "horovod 0.28.1+ (main 2626dc8; these wordings since 0.16-0.20)", HOROVOD_ROWS)

@@ -6,7 +6,8 @@ Open MPI: ORTE's help files of Open MPI 4.1.8 (``orte/tools/orterun/help-orterun
 ``orte/mca/errmgr/base/help-errmgr-base.txt``, ``orte/mca/rmaps/base/help-orte-rmaps-base.txt``,
 ``orte/mca/state/base/help-state-base.txt``, ``orte/util/hostfile/help-hostfile.txt``,
 ``orte/mca/ess/pmi/help-ess-pmi.txt``, ``orte/mca/oob/tcp/oob_tcp_connection.c``'s firewall message,
-``opal/mca/btl/tcp/help-mpi-btl-tcp.txt``'s ``[peer hung up]``) with 3.1 / 4.0's wording, and PRRTE's (Open MPI 5:
+``opal/mca/btl/tcp/help-mpi-btl-tcp.txt``'s ``[peer hung up]``, ``orte/tools/orterun/orterun.c``'s root check)
+with 3.1 / 4.0's wording, and PRRTE's (Open MPI 5:
 ``PRTE was unable...``, ``prterun noticed...``). Slurm: ``src/srun/launch.c``, ``src/slurmd/slurmstepd/req.c``,
 ``src/plugins/task/cgroup/task_cgroup_memory.c`` (22.05's and 23.02+'s oom-kill wordings), ``src/api/step_launch.c``.
 
@@ -78,6 +79,13 @@ OPENMPI_ROWS: tuple[Row, ...] = (
         ("The application appears to have been direct launched using \"srun\",",
          "but OMPI was not built with SLURM's PMI support and therefore cannot",
          "but OMPI was not built with SLURM support. This usually happens"), checks=()),
+    Row("run as root refused", "launch-args",
+        "mpirun (orterun, Open MPI 5's prterun) refuses to start as root unless told to (orterun.c's and PRRTE's "
+        "schizo root check): a container or a scheduler hook running the job as root.",
+        "Run the job as a non-root user, or add --allow-run-as-root (or OMPI_ALLOW_RUN_AS_ROOT=1 and "
+        "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1) to the launch.",
+        ("{} has detected an attempt to run as root.", "{} cannot provide the help message when run as root."),
+        checks=()),
     Row("executable not found", "launch-args",
         "mpirun could not find the program on a node (a typo'd option taken as the program, or not installed "
         "at that path there).", "Use an absolute path that exists on every node; check mpirun's options.",
