@@ -99,3 +99,29 @@ class Decoded:
         """``EI0006 (HCCL socket timeout) from CANN error codes 8.0.0``-style: what and from where."""
         return (f"{self.code.code} {self.code.name}: {self.code.meaning} "
                 f"({self.table.name} {self.table.version}, {self.table.source})")
+
+
+# glog's CHECK macros print the expression and both values: ``Check failed: e == cudaSuccess || e ==
+# cudaErrorCudartUnloading CUDA: invalid device ordinal``, ``Check failed: result == ncclSuccess (1 vs. 0)``.
+_COMPARED = re.compile(r"[=!]=\s*$")
+_VERSUS = re.compile(r"\((\d+) vs\.? (\d+)\)")
+
+
+def compared_with(line: str, start: int) -> bool:
+    """Whether the name at ``start`` is what a check compares with (after ``==`` / ``!=``), not what it reports.
+
+    >>> line = "Check failed: e == cudaSuccess || e == cudaErrorCudartUnloading CUDA: invalid device ordinal"
+    >>> compared_with(line, line.index("cudaErrorCudartUnloading")), compared_with(line, line.index("CUDA:"))
+    (True, False)
+    """
+    return bool(_COMPARED.search(line[:start]))
+
+
+def check_values(line: str) -> list[tuple[int, str]]:
+    """The non-zero value a glog check reports beside a zero one, with its position: ``(2 vs. 0)`` gives 2.
+
+    >>> check_values("Check failed: error == cudaSuccess (2 vs. 0)  out of memory")
+    [(35, '2')]
+    """
+    return [(m.start(), n) for m in _VERSUS.finditer(line) for n in m.groups() if n != "0" and "0" in m.groups()]
+

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 
-from preflight.explain.decode import Code, CodeTable
+from preflight.explain.decode import Code, CodeTable, check_values, compared_with
 
 SOURCE = "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html"
 VERSION = "CUDA 13.0 (driver_types.h; cudaGetErrorString of libcudart 13.0.96)"
@@ -315,11 +315,6 @@ _NAME = re.compile(r"\b(cuda(?:Error[A-Za-z]+|Success)|CUDA_(?:ERROR_[A-Z0-9_]+|
 # "CUDA: " is MXNet's CUDA_CALL (``CUDA: invalid device ordinal``)
 _MARKER = re.compile(r"(?:\bcuda(?: runtime)? error|\bcuda failure|\bTHCudaCheck FAIL[^:]*|\bCUDA_ERROR_[A-Z_]+"
                      r"|\bcudaError[A-Za-z]*|\bcuda(?=: ))\s*(?:\(?\d+\)?)?\s*[:'\"=,]*\s*", re.IGNORECASE)
-# a name a check compares with is no error the line reports (MXNet's ``Check failed: e == cudaSuccess || e ==
-# cudaErrorCudartUnloading CUDA: invalid device ordinal``)
-_COMPARED = re.compile(r"[=!]=\s*$")
-# glog's CHECK_EQ prints both values: ``Check failed: error == cudaSuccess (2 vs. 0)`` reports 2
-VERSUS = re.compile(r"\((\d+) vs\.? (\d+)\)")
 _NUMBER = re.compile(r"\bcudaError(?:_t)?\s*[=:(]?\s*(\d+)\b|\bCUDA error(?: code)?\s*[=:#]?\s*(\d+)\b"
                      r"|\bcuda\b[^\n]{0,80}?\berror code\s*[=:]?\s*(\d+)\b"
                      # a driver API result by number (torch_memory_saver's "CUresult error result=2 ... cu_mem_create")
@@ -332,7 +327,7 @@ def find(line: str) -> list[str]:
     line = " ".join(line.split())  # runs of blanks as one space
     found: list[tuple[int, str]] = []
     found += [(m.start(), _BY_NAME[m[1].lower()]) for m in _NAME.finditer(line) if m[1].lower() in _BY_NAME
-              and not _COMPARED.search(line[:m.start()])]
+              and not compared_with(line, m.start())]  # a check's ``e == cudaErrorX`` is no error it reports
     lower = line.lower()
     for m in _MARKER.finditer(line):
         rest = lower[m.end():]
@@ -345,8 +340,7 @@ def find(line: str) -> list[str]:
     if not found:
         found += [(m.start(), n) for m in _NUMBER.finditer(line) for n in m.groups() if n and n in ENTRIES]
     if "cudaSuccess" in line:
-        found += [(m.start(), n) for m in VERSUS.finditer(line) for n in m.groups() if n != "0" and n in ENTRIES
-                  and "0" in m.groups()]
+        found += [(at, n) for at, n in check_values(line) if n in ENTRIES]
     out: list[str] = []
     for _, code in sorted(found):
         if code not in out:

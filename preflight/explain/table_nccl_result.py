@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from preflight.explain.decode import Code, CodeTable
+from preflight.explain.decode import Code, CodeTable, check_values, compared_with
 
 SOURCE = "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/nccl.h.in"
 VERSION = "NCCL 2.30.7-1 (ncclGetErrorString texts of 2.10-2.30)"
@@ -105,12 +105,10 @@ def find(line: str) -> list[str]:
     """The ``ncclResult_t`` codes a line carries, in the order they appear (each once)."""
     line = " ".join(line.split())  # runs of blanks as one space
     found: list[tuple[int, str]] = []
-    # a name a check compares with is no result the line reports (``Check failed: result == ncclSuccess (1 vs. 0)``)
-    found += [(m.start(), _BY_NAME[m[1].lower()]) for m in _NAME.finditer(line)
-              if not re.search(r"[=!]=\s*$", line[:m.start()])]
-    if "ncclSuccess" in line:  # glog's CHECK_EQ: ``result == ncclSuccess (1 vs. 0)`` reports 1
-        found += [(m.start(), n) for m in re.finditer(r"\((\d+) vs\.? (\d+)\)", line) for n in m.groups()
-                  if n != "0" and n in ENTRIES and "0" in m.groups()]
+    # a check's ``result == ncclSuccess (1 vs. 0)`` reports 1, not success
+    found += [(m.start(), _BY_NAME[m[1].lower()]) for m in _NAME.finditer(line) if not compared_with(line, m.start())]
+    if "ncclSuccess" in line:
+        found += [(at, n) for at, n in check_values(line) if n in ENTRIES]
     found += [(m.start(), str(_CUPY[m[1]])) for m in _CUPY_NAME.finditer(line) if m[1] in _CUPY]
     found += [(m.start(), m[1]) for m in _TRACE.finditer(line) if m[1] in ENTRIES]
     lower = line.lower()
