@@ -87,6 +87,8 @@ UNSEEN: dict[str, tuple[str, str]] = {
                     "&(comm->hcclComm_)), error code is 24", "24"),
     "acl": ("RuntimeError: ACL stream synchronize failed, error code:507054", "507054"),
     "aclnn": ("call aclnnMatmul failed, error code is 561112", "561112"),
+    # written from torch_npu's deviceErrorMap (NPUQueue.cpp): "<name> happened."
+    "torch_npu_device": ("RuntimeError: SUSPECT REMOTE ERROR happened.", "SUSPECT REMOTE ERROR"),
     "torch_npu_err": ("[ERROR] 2025-01-02-03:04:05 (PID:77, Device:3, RankID:3) ERR03003 GRAPH invalid value",
                       "ERR03003"),
     "nccl_warn": ("node-1:4242:4301 [3] bootstrap.cc:1014 NCCL WARN Bootstrap Root : rank 3 of 8 ranks has already "

@@ -19,13 +19,15 @@ versions in the vendors' generic wordings, whichever accelerator prints them.
 - round 6: no kernel binary of the installed CANN kernels package for an operator (``Cannot find binary for op``):
   ``version-mismatch``; the OFI plugin failing to register GPU memory with an EFA Libfabric too old for NCCL 2.19+:
   ``version-mismatch``.
+- round 22: Triton-Ascend failing to compile the job's kernel for the NPU (its Unified Buffer overflowing, a grid
+  of more than 65535 cores, a failed compiler pass): ``app-fault``, like Triton's out of resources on a GPU.
 
 Each entry's ``source`` is the public thread its excerpt comes from (tests/fixtures/explain/excerpts.json); the
 wordings are those of the vendors' sources in ``WORDING_SOURCES``.
 
 >>> [s.id for s in DEVICE if s.category == "app-fault"]  # doctest: +NORMALIZE_WHITESPACE
 ['cann.op_unsupported', 'collective.unsupported_dtype', 'c10d.tensors_not_contiguous', 'cann.core_exception',
- 'triton.out_of_resources']
+ 'triton.out_of_resources', 'triton_ascend.compile_failed']
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ WORDING_SOURCES: dict[str, str] = {
     # exception, aicore trap...), STREAM_REPORT_ERR_MSG "AICORE/AIV Kernel task happen error", the device error
     # report "there is an aicore error exception" / "an exception of aivec error" (device_error_core_proc.cc)
     "cann.core_exception": _RUNTIME + "src/runtime/core/src/task/davinci_kernel_task.cc",
+    # MLIRCompilationError's "[ERROR][Triton][BEG]" banner (python/triton/compiler/errors.py); the two "typical error
+    # messages" of docs/en/migration_guide/migrate_from_gpu.md (ub overflow, coreDim)
+    "triton_ascend.compile_failed": "https://github.com/Ascend/triton-ascend/blob/eeb030e7bb71f8a251c5d378dbe2977e8b8"
+                                    "dbb83/python/triton/compiler/errors.py",
     # torch_npu's device-error notice, printed under ERR00100 for ACL_ERROR_RT_AICORE/VECTOR_CORE_EXCEPTION
     "cann.core_exception.torch_npu": "https://github.com/Ascend/pytorch/blob/master/torch_npu/csrc/core/npu/"
                                      "NPUException.cpp",
@@ -161,6 +167,20 @@ DEVICE: tuple[Signature, ...] = (
         "Lower the kernel's block sizes or num_stages (or pick the library's config for this GPU), use another "
         "backend for that op, or run on a GPU with more shared memory per block.",
         (), "https://github.com/state-spaces/mamba/issues/387", weight=74),
+    Signature(
+        "triton_ascend.compile_failed", "app-fault",
+        (r"\bub overflow, requires \d+ bits while \d+ bits available",
+         r"\bcoreDim=\d+ can'?t be greater than UINT16_MAX",
+         r"\bMLIRCompilationError\b", r"\[ERROR\]\[Triton\]\[BEG\]"),
+        "Triton-Ascend (the NPU's Triton compiler) could not build one of the job's Triton kernels for the NPU: "
+        "its blocks need more on-chip Unified Buffer than a vector core has (`ub overflow`), its grid asks for "
+        "more than 65535 cores (`coreDim`), or a compiler pass failed on the kernel (MLIRCompilationError names "
+        "the stage). A kernel written or tuned for GPUs often does.",
+        "Lower the kernel's BLOCK sizes (split a block into sub-blocks in a loop), keep the grid within the "
+        "physical core count (TRITON_ALL_BLOCKS_PARALLEL=1), or run that op with the eager implementation; "
+        "TRITON_DEBUG=1 dumps the failing pass.",
+        (), "https://github.com/Ascend/triton-ascend/blob/eeb030e7bb71f8a251c5d378dbe2977e8b8dbb83/docs/en/"
+            "programming_guide.md#how-do-i-avoid-ub-overflow-on-the-npu", weight=72),
     Signature(
         "host.bad_alloc", "oom",
         (r"terminate called after throwing an instance of 'std::bad_alloc'",

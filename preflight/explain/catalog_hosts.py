@@ -145,7 +145,10 @@ HOSTS: tuple[Signature, ...] = (
         (r"Duplicate GPU detected : rank \d+ and rank \d+ both on CUDA device \w+",
          # the clause itself, whatever a wrapper prints before it ("Error: rank 27 and rank 19 both on CUDA device
          # 53000 (PCI 53:00.0)")
-         r"\brank \d+ and rank \d+ both on CUDA device [0-9a-fA-F]+\b"),
+         r"\brank \d+ and rank \d+ both on CUDA device [0-9a-fA-F]+\b",
+         # round 22: TRL's vllm_serve.py refusing a trainer on one of the vLLM server's GPUs (its weight-sync
+         # communicator): "Attempting to use the same CUDA device for multiple distinct roles[/ranks ...]"
+         r"\bAttempting to use the same CUDA device for multiple distinct roles\b"),
         "Two ranks use the same GPU: the script does not call torch.cuda.set_device(LOCAL_RANK), or "
         "CUDA_VISIBLE_DEVICES / --nproc-per-node exceed the GPUs present.",
         "Call torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) before init_process_group and keep "

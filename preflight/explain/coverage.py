@@ -25,7 +25,7 @@ LIBRARIES = {
     "accelerate": "accelerate", "mpirun": "Open MPI (mpirun)", "os": "OS limits",
     "npu_smi": "HCCL / CANN / torch_npu", "vllm": "vLLM / vllm-ascend", "parallel": "vLLM / vllm-ascend",
     "torch": "torch (build, caching allocator)", "alloc": "torch (build, caching allocator)",
-    "triton": "Triton", "host": "OS limits", "net": "network (interfaces, addresses)",
+    "triton": "Triton", "triton_ascend": "Triton", "host": "OS limits", "net": "network (interfaces, addresses)",
     "orte": "Open MPI (mpirun)", "ucx": "Open MPI (mpirun)", "ibverbs": "rdma-core (libibverbs)",
     "collective": "torch.distributed (c10d, TCPStore)", "nvidia_container": "CUDA / NVIDIA driver",
     "docker": "CUDA / NVIDIA driver", "driver": "CUDA / NVIDIA driver",

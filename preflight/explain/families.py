@@ -38,8 +38,9 @@ COMPONENTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(p,
     ("TCPStore", r"TCPStore|\bDistStore\w*|\bc10d\b|MASTER_ADDR|MASTER_PORT"),
     ("NVIDIA driver", r"\bNVRM\b|nvidia-smi|\bNVML\b|\bXid\b|nvidia-fabricmanager"),
     # round 14: the driver's own CUDA library (libcuda, the driver API) apart from the toolkit's (libcudart, nvcc)
-    ("CUDA driver", r"\blibcuda\.so|\bCUDA driver\b|\bcuInit\b|\bcu(?:Device|Ctx)[A-Z]\w*"),
-    ("CUDA", r"\bCUDA\b|\bcuda\w*|\bcu[A-Z]\w+"),
+    ("CUDA driver", r"\blibcuda\.so|\bCUDA driver\b|\bcuInit\b|(?-i:\bcu(?:Device|Ctx)[A-Z]\w*)"),
+    # round 22: the driver API's camel-case names (cuMemAlloc) in their case: not "current", "custom", "cut"
+    ("CUDA", r"\bCUDA\b|\bcuda\w*|(?-i:\bcu[A-Z]\w+)"),
     ("torchrun", r"torch\.distributed\.elastic|\btorchrun\b|ChildFailedError"),
     ("MPI", r"\bmpirun\b|\bORTE\b|\bPMIx?\b|Open MPI"),
     ("ssh", r"\bssh\b|\bpdsh\b|\b(?:kex|ssh)_exchange_identification\b"),  # round 16: sshd's handshake
@@ -256,7 +257,15 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      r"\bIn op(?:\[[\w.]+\])?,? the (?:num|parameter|shape|dtype|value|format|input|output)\b|"
      r"\b(?:failed to|could not|cannot|unable to) infer (?:the )?(?:output )?shape|"
      r"\btiling(?: func(?:tion)?)? (?:fail(?:ed|s|ure)?|error)\b|\b(?:do|run|get|calc\w*)[ _]?tiling failed|"
-     r"\b(?:ai ?core|aivec|vector core|ai ?cpu) (?:error|exception)\b",
+     r"\b(?:ai ?core|aivec|vector core|ai ?cpu) (?:error|exception)\b|"
+     # round 22: torch_npu's report of a failed asynchronous operator ("The Inner error is reported as above. The
+     # process exits for this inner error, and the current working operator name is InplaceIndexAdd.", NPUQueue.cpp;
+     # not a collective's Hcom / Hccl task); torch's dispatcher finding no kernel of an aten operator for the device
+     # the job runs it on ("Could not run 'aten::X' with arguments from the 'PrivateUse1' backend", OperatorEntry.cpp)
+     r"\bcurrent working operator name is (?!Hc(?:cl|om))\w|"
+     # Paddle's enforce wrapper naming the operator whose kernel failed ("[operator < mean > error]", operator.cc)
+     r"\[operator < \w+ > error\]|"
+     r"\bCould not run 'aten::[\w.]+' with arguments from the '(?!CPU')\w+' backend",
      "app-fault", True, "an operator rejected the inputs the job gave it (shape inference or tiling failed) or "
      "crashed on the device", "Read the operator's name and the shapes / dtypes in the lines before it; use "
      "inputs the operator supports (its documentation's constraints) or report it with the shapes.", {}),
@@ -287,6 +296,13 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      r"incompatible|incompatible|please install|is required|but (?:you have|found|got))\b|\bplease install "
      r"[A-Za-z][\w.-]*\s*(?:==|>=|~=)\s*\d|\bUnsupported gpu architecture\b|"
      r"\bInvalid config blocking attribute value\b|"
+     # round 22: an extension's own operator (torchvision::nms, a package's custom op) with no kernel for the device:
+     # the extension was built for another torch or without the device's support (a CPU-only torchvision wheel)
+     r"\bCould not run '(?!aten::)\w+::[\w.]+' with arguments from the '(?:CUDA|PrivateUse1|NPU|XPU|HIP)' backend|"
+     # round 22: a tool that needs a newer release of another ("XLA requires ptxas version 11.8 or higher"); not a
+     # GPU's compute capability
+     r"\brequires? (?!compute\b|sm_?\d|cc\b)[A-Za-z][\w.+-]*(?: version)? v?\d+(?:\.\d+)+ or (?:higher|newer|later|"
+     r"above|greater)\b|"
      r"\bgot an unexpected keyword argument\b|\bis not supported in (?:this|your) "
      r"version\b|\bplease (?:upgrade|update)\b(?![^.;]*\bdriver)"
      r"[^.;]{0,40}?(?:\bto (?:version |v)?\d|>=\s*\d|\bversions?\b|\bpackages?\b|\blatest\b)", "version-mismatch", True,

@@ -68,7 +68,7 @@ GATES: dict[str, Gate] = {
     # the shell's bare "Killed", a signal handler's "Caught signal 7" / "received signal SIGBUS" / faulthandler's line
     "exit_signal": Gate(("exitcode", "exit code", "exit status", "received by pid", "return code", "with signal",
                          "on signal", "by signal", "died with <signals", "core dumped", "caught signal",
-                         "received signal", "fatal python error"),
+                         "received signal", "fatal python error", "nonexistent physical address"),
                         re.compile(r"\btasks? [0-9,\-\[\]]+:|\bline [0-9]+: [0-9]|^\s*killed\s*$")),
 }
 

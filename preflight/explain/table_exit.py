@@ -186,6 +186,9 @@ _FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\breceived signal\s+(SIG[A-Z0-9]+)\b"), "name"),
     (re.compile(r"\*\*\*\s*(SIG[A-Z0-9]+)\s*\(@0x[0-9a-f]+\)\s*received by PID", re.I), "name"),
     (re.compile(rf"\bFatal Python error:\s*({_TEXTS})\b", re.I), "text"),
+    # round 22: psiginfo's text of a SIGBUS with BUS_ADRERR ("Bus error: nonexistent physical address"), quoted
+    # without a handler's prefix: a page of a mapped file (a /dev/shm segment) beyond its end
+    (re.compile(r"\b(Bus error):\s*nonexistent physical address", re.I), "text"),
 )
 
 
@@ -199,7 +202,7 @@ def _key(kind: str, value: str) -> str | None:
 
 
 _HINTS = ("exit", "signal", "core dumped", "task", "line ", "killed", "fatal python error",
-          "received by pid")  # every form has one of these
+          "received by pid", "nonexistent physical address")  # every form has one of these
 
 
 def find(line: str) -> list[str]:

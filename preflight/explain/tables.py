@@ -24,6 +24,7 @@ from preflight.explain import (
     table_nccl_result,
     table_nccl_warn,
     table_torch_npu,
+    table_torch_npu_device,
     table_xid,
 )
 from preflight.explain.decode import CodeTable
@@ -46,6 +47,7 @@ DECODERS: tuple[CodeTable, ...] = (
     HCCL_RESULTS,  # Ascend: HcclResult
     *table_acl.TABLES,  # Ascend: aclError, aclnnStatus
     table_torch_npu.TABLE,  # Ascend: torch_npu's ERRxxyyy (OPS / GRAPH rejections, memory; the rest generic)
+    table_torch_npu_device.TABLE,  # Ascend: torch_npu's device-fault names (UCE ERROR, HCCS LINK ERROR...)
     *table_ascend_driver.TABLES,  # Ascend: the driver's drvError_t (drvRetCode=N), DCMI's -8xxx (npu-smi, plugins)
     table_atb.TABLE,  # Ascend: ATB's ErrorType after an operation's "... fail, error code: N" (MindIE, fused ops)
     table_ibv_wc.TABLE,  # InfiniBand/RoCE: ibv_wc_status of a failed completion (NCCL NET/IB, Open MPI, perftest)
