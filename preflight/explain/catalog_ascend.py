@@ -362,4 +362,16 @@ ASCEND: tuple[Signature, ...] = (
         "while it created tensors on another NPU.",
         "Call `torch_npu.npu.set_device(local_rank)` before any NPU work in each process.", ("npu.env",),
         "https://www.hiascend.com/doc_center/source/zh/Pytorch/600/comref/comaq/commonqa_0009.html", weight=30),
+    # --- round 23 (the spent frozen13 set, folded) -----------------------------------------------------------
+    Signature(
+        "paddle.npu_op_ge_failure", "app-fault",
+        # PaddleCustomDevice's npu_op_runner (PADDLE_ENFORCE_NPU_SUCCESS around aclopCompileAndExecute): the CANN
+        # operator the Paddle kernel ran failed to compile or run - ACL 500002 (ACL_ERROR_GE_FAILURE)
+        (r"\bACL error,\s*the error code is\s*:\s*500002\b",),
+        "A Paddle NPU kernel's CANN operator failed to compile or run (ACL 500002, the graph engine's failure, as "
+        "Paddle's NPU op runner reports it): the operator rejected the dtype / shape / attributes Paddle passed, "
+        "or has no kernel for them in this compile mode.",
+        "Run with FLAGS_npu_blocking_run=1 to find the operator and dump its inputs; try the other compile mode "
+        "(FLAGS_npu_jit_compile) or another dtype; report it with the operator's name and inputs.",
+        (), "https://github.com/PaddlePaddle/PaddleCustomDevice/pull/1799", weight=64),
 )

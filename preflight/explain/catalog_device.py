@@ -19,6 +19,8 @@ versions in the vendors' generic wordings, whichever accelerator prints them.
 - round 6: no kernel binary of the installed CANN kernels package for an operator (``Cannot find binary for op``):
   ``version-mismatch``; the OFI plugin failing to register GPU memory with an EFA Libfabric too old for NCCL 2.19+:
   ``version-mismatch``.
+- round 23: an Ascend C kernel's own assertion on the device (``[ASSERT] [CANN_VERSION : ...]``): ``app-fault``;
+  oneCCL failing to open a peer GPU's memory over Level Zero IPC: ``p2p``.
 - round 22: Triton-Ascend failing to compile the job's kernel for the NPU (its Unified Buffer overflowing, a grid
   of more than 65535 cores, a failed compiler pass): ``app-fault``, like Triton's out of resources on a GPU.
 
@@ -27,7 +29,7 @@ wordings are those of the vendors' sources in ``WORDING_SOURCES``.
 
 >>> [s.id for s in DEVICE if s.category == "app-fault"]  # doctest: +NORMALIZE_WHITESPACE
 ['cann.op_unsupported', 'collective.unsupported_dtype', 'c10d.tensors_not_contiguous', 'cann.core_exception',
- 'triton.out_of_resources', 'triton_ascend.compile_failed']
+ 'triton.out_of_resources', 'triton_ascend.compile_failed', 'ascendc.kernel_assert']
 """
 
 from __future__ import annotations
@@ -171,7 +173,9 @@ DEVICE: tuple[Signature, ...] = (
         "triton_ascend.compile_failed", "app-fault",
         (r"\bub overflow, requires \d+ bits while \d+ bits available",
          r"\bcoreDim=\d+ can'?t be greater than UINT16_MAX",
-         r"\bMLIRCompilationError\b", r"\[ERROR\]\[Triton\]\[BEG\]"),
+         r"\bMLIRCompilationError\b", r"\[ERROR\]\[Triton\]\[BEG\]",
+         # round 23: the BiSheng compiler it runs failing (CalledProcessError of bishengir-compile / npuc)
+         r"CalledProcessError: Command '\['[^']*/(?:bishengir-compile|npuc)'"),
         "Triton-Ascend (the NPU's Triton compiler) could not build one of the job's Triton kernels for the NPU: "
         "its blocks need more on-chip Unified Buffer than a vector core has (`ub overflow`), its grid asks for "
         "more than 65535 cores (`coreDim`), or a compiler pass failed on the kernel (MLIRCompilationError names "
@@ -262,4 +266,26 @@ DEVICE: tuple[Signature, ...] = (
         "Upgrade the EFA installer (Libfabric) on the nodes / in the image to 1.29.1 or newer, or set "
         "FI_EFA_SET_CUDA_SYNC_MEMOPS=0, or use an NCCL before 2.19 with this Libfabric.",
         ("versions",), "https://github.com/aws/aws-ofi-nccl/issues/584", weight=70),
+    # --- round 23 (the spent frozen13 set, folded) -----------------------------------------------------------
+    Signature(
+        "ascendc.kernel_assert", "app-fault",
+        # an Ascend C kernel's own assert() on the device, dumped by the runtime ("DumpHead: AIV-27, CoreType=AIV,
+        # ..." then "[ASSERT] [CANN_VERSION : 8.5.0][TimeStamp : 0] file.h:137: Assertion `...' ...")
+        (r"\[ASSERT\] \[CANN_VERSION\s*:", r"\bDumpHead: AI[VC]-\d+, CoreType=AI[VC]\b"),
+        "An assertion inside an NPU operator's Ascend C kernel failed on the device (the line names the file, "
+        "line and condition, often an index out of range): the operator was handed inputs it does not accept, "
+        "typically by the framework calling it (a scheduler, a custom op's wrapper).",
+        "Read the assertion: the condition and values say which input was wrong (an index, a length); fix the "
+        "caller or report it to the operator's owner with the shapes; ASCEND_LAUNCH_BLOCKING=1 names the op.",
+        (), "https://github.com/vllm-project/vllm-ascend/issues/5445", weight=72),
+    Signature(
+        "oneccl.ze_ipc_open_failed", "p2p",
+        # oneCCL's Level Zero calls (ze_call.cpp do_call): opening a peer GPU's memory handle (IPC) failed
+        (r"\bze error at zeMemOpenIpcHandle\b",),
+        "oneCCL could not open another GPU's memory through Level Zero IPC (zeMemOpenIpcHandle): GPU peer-to-peer "
+        "access between these Intel GPUs is not available on this platform (PCIe topology, IOMMU / ACS, the "
+        "driver), so intra-node collectives over IPC fail.",
+        "Keep the collectives off the IPC path (raise CCL_SYCL_*_SIMPLE_THRESHOLD, CCL_TOPO_P2P_ACCESS=0) or fix "
+        "the platform's P2P (BIOS ACS / IOMMU settings, a driver with P2P support).", (),
+        "https://github.com/SergiioB/intel-arc-pro-b70-inference-cookbook/issues/8", weight=70),
 )

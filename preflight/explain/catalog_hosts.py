@@ -74,7 +74,9 @@ HOSTS: tuple[Signature, ...] = (
         ("os.shm",), "https://github.com/idiap/ESLAM/issues/20", weight=74),
     Signature(
         "nccl.ibv_reg_mr_failed", "memlock",
-        (r"Call to ibv_reg_mr\w* failed(?: with error)? Cannot allocate memory",),
+        (r"Call to ibv_reg_mr\w* failed(?: with error)? Cannot allocate memory",
+         # round 23: a library's own check of the limit (Intel MPI's "DAPL startup: RLIMIT_MEMLOCK too small")
+         r"\bRLIMIT_MEMLOCK (?:is )?too (?:small|low)\b"),
         "RDMA memory registration failed: the locked-memory limit (ulimit -l) is too low for NCCL's "
         "buffers.",
         "Set memlock to unlimited: `* soft memlock unlimited` / `* hard memlock unlimited` in "

@@ -192,4 +192,35 @@ LAUNCHERS: tuple[Signature, ...] = (
         "running on the host (or a neighbour's job with --network=host) holds the port.",
         "Stop the other Ray (`ray stop --force`) or give each job its own Ray port (--port) and temp dir.",
         ("ports.listening",), "https://github.com/radixark/miles/pull/2860", weight=72),
+    # --- round 23 (the spent frozen13 set, folded) -----------------------------------------------------------
+    Signature(
+        "ray.visible_devices_inconsistent", "device-mapping",
+        # python/ray/_private/accelerators/amd_gpu.py (Ray 2.45): HIP_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES
+        # must agree on ROCm (the message's own spelling "Inconsistant")
+        (r"Inconsist[ae]nt values found\. Please use either HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES",),
+        "Ray's AMD GPU support found HIP_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES set to different devices (or one "
+        "set and the other not, in Ray releases that demanded both): it cannot tell which GPUs the process owns.",
+        "Set only one of the two variables (HIP_VISIBLE_DEVICES on ROCm), or both to the same list; upgrade Ray if "
+        "it refuses CUDA_VISIBLE_DEVICES alone.", ("gpu.devices.count",),
+        "https://github.com/ray-project/ray/issues/52701", weight=76),
+    Signature(
+        "slurm.nodelist_as_file", "hostfile",
+        # Slurm's compressed host list (SLURM_JOB_NODELIST / SLURM_NODELIST: node[01-04], d05-[41-42]) passed where
+        # a host file is read: "cat: d05-[41-42]: No such file or directory"
+        (r"\b[\w.-]*\[\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*\][\w.-]*: No such file or directory",),
+        "The launch script used Slurm's compressed node list (node[01-04]) as the name of a host file, so no "
+        "hosts were read and the launcher had no nodes to start the job on.",
+        "Expand the list into a real host file first (`scontrol show hostnames \"$SLURM_JOB_NODELIST\" > hosts`) "
+        "and pass that file (with slots per host) to mpirun / deepspeed.", (),
+        "https://github.com/awslabs/palace/issues/228", weight=74),
+    Signature(
+        "oneccl.launcher_env_missing", "launch-args",
+        # oneCCL's global.cpp getenv_local_coord: no launcher set the local rank / size it needs for Level Zero IPC
+        (r"\bgetenv_local_coord: condition\b", r"\bto get local_idx/count from ATL, set CCL_ZE_IPC_EXCHANGE\b"),
+        "oneCCL found no local rank and local size: the job was not started by a launcher oneCCL reads (mpirun / "
+        "mpiexec, or CCL_PROCESS_LAUNCHER with CCL_LOCAL_RANK and CCL_LOCAL_SIZE), e.g. accelerate or torchrun "
+        "without those variables.",
+        "Start the job with an MPI launcher, or set CCL_PROCESS_LAUNCHER=none with CCL_LOCAL_RANK / CCL_LOCAL_SIZE "
+        "(from LOCAL_RANK / LOCAL_WORLD_SIZE) for every process; CCL_ZE_IPC_EXCHANGE=sockets as the error says.",
+        (), "https://github.com/huggingface/accelerate/issues/2340", weight=74),
 )

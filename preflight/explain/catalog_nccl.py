@@ -179,7 +179,10 @@ NCCL: tuple[Signature, ...] = (
         "ofi.no_provider_devices", "rdma",
         # aws-ofi-nccl's init: "OFI fi_getinfo() call failed: %s" with fi_strerror(-ret); -61 (ENODATA) is
         # "No data available": no provider (EFA) device matched the hints
-        (r"NET/OFI (?:OFI )?fi_getinfo\(\) call failed: No data available",),
+        (r"NET/OFI (?:OFI )?fi_getinfo\(\) call failed: No data available",
+         # round 23: fi_info's own report ("fi_getinfo: -61 (No data available)") and oneCCL's ATL/OFI transport
+         # ("atl_ofi_helper.cpp:1118 fi_getinfo error: ret -61, providers 0")
+         r"\bfi_getinfo: -61 \(No data available\)", r"\bfi_getinfo error: ret -61, providers 0\b"),
         "The OFI plugin asked libfabric for its provider (EFA) and found no device: the EFA interfaces are not "
         "exposed to the process (a container without /dev/infiniband, the EFA device plugin or --device), the "
         "instance has no EFA enabled, or FI_PROVIDER names a provider the node lacks.",

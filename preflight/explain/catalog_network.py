@@ -83,7 +83,9 @@ NETWORK: tuple[Signature, ...] = (
         "ephemeral ports are exhausted by quick restarts on the same port.",
         "Set MASTER_ADDR to the master's routable IP (not a name that resolves to 0.0.0.0/localhost), and "
         "use a fresh MASTER_PORT between quick restarts.",
-        _MASTER + ("sysctl.port_range",), "https://github.com/pytorch/PiPPy/issues/158", weight=45),
+        _MASTER + ("sysctl.port_range",), "https://github.com/pytorch/PiPPy/issues/158", weight=45,
+        # round 23: beside getaddrinfo's EAI_ADDRFAMILY the unusable address is one of the wrong family
+        unless=(r"\bAddress family for hostname not supported\b",)),
     # --- names ---------------------------------------------------------------------------------
     Signature(
         "c10d.name_resolution", "name-resolution",
@@ -323,7 +325,10 @@ NETWORK: tuple[Signature, ...] = (
     Signature(
         # NCCL's socket connect (socketStartConnect / socketConnect) to a loopback address: a peer advertised lo
         "nccl.connect_loopback", "wrong-interface",
-        (r"\bsocket(?:Start)?Connect: Connect to 127\.\d{1,3}\.\d{1,3}\.\d{1,3}<\d+> failed",),
+        (r"\bsocket(?:Start)?Connect: Connect to 127\.\d{1,3}\.\d{1,3}\.\d{1,3}<\d+> failed",
+         # round 23: NCCL 2.2x's ncclOsSocket{Start,Poll}Connect: "connect to 127.0.0.1<52243> returned Connection
+         # refused, retrying"
+         r"\bncclOsSocket(?:Start|Poll)?Connect: connect to 127\.\d{1,3}\.\d{1,3}\.\d{1,3}<\d+> returned"),
         "NCCL connected to a loopback address (127.x) for a peer: that peer's NCCL advertised its lo interface "
         "(NCCL_SOCKET_IFNAME=lo, or no other usable interface), which no other host can reach.",
         "Set NCCL_SOCKET_IFNAME on every node to the interface the hosts share (`ip -br addr`), never lo for a "
@@ -340,4 +345,28 @@ NETWORK: tuple[Signature, ...] = (
         "Keep the mesh out of the training pods (`sidecar.istio.io/inject: \"false\"` on the job's pod template), or "
         "add an AuthorizationPolicy that allows the master port and the collective ports between them.",
         ("firewall.rules", "net.reachability"), "https://github.com/kubeflow/trainer/issues/1634", weight=70),
+    # --- round 23 (the spent frozen13 set, folded) -----------------------------------------------------------
+    Signature(
+        "c10d.gai_address_family", "address-family",
+        # getaddrinfo's EAI_ADDRFAMILY (-9), gai_strerror "Address family for hostname not supported", as c10d's
+        # socket.cpp prints it: an IPv6-only name or address (::) asked for its IPv4 addresses, or the reverse
+        (r"\bgai error: -9 - Address family for hostname not supported",
+         r"\bAddress family for hostname not supported\b"),
+        "The master's name or address has no address of the family the socket asked for: an IPv6 address or "
+        "wildcard (::) used where the store or client resolves IPv4 only (or an IPv4 name on an IPv6-only path).",
+        "Give MASTER_ADDR an address of the family every node uses (an IPv4 address such as 10.0.0.1 rather than "
+        "::), or make the name resolve to both families; set the store's family consistently on all ranks.",
+        ("net.master_resolution",), "https://github.com/meta-pytorch/monarch/pull/232", weight=82),
+    Signature(
+        "net.ipv6_link_local_master", "address-family",
+        # a head / master address that is an IPv6 link-local one (fe80::/10): valid only on one link with a zone
+        # (%eth0), which c10d / NCCL / Ray peers cannot use as a plain address
+        (r"(?i:\b(?:head node|master[_ ]?addr(?:ess)?|host[_ ]?ip|driver ip)\b)\W{0,4}\[?fe80:[0-9a-fA-F:]*",),
+        "The address chosen for the head / master is an IPv6 link-local address (fe80::...), found by host-IP "
+        "detection inside a container or on an interface without a routable address: the other ranks cannot "
+        "connect to it (link-local addresses need a zone and stay on one link).",
+        "Set the address explicitly to a routable IPv4 (or global IPv6) address of the node (MASTER_ADDR, "
+        "VLLM_HOST_IP, the framework's host-IP setting), or give the interface a routable address.",
+        ("net.interface", "net.master_resolution"), "https://github.com/meta-pytorch/torchforge/issues/743",
+        weight=66),
 )

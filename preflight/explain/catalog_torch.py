@@ -171,4 +171,16 @@ TORCH: tuple[Signature, ...] = (
         "exception lists each process's shape.",
         (), "https://github.com/huggingface/accelerate/blob/087fa0aa7a1b42562cac9b959f432ec3fbb86d57/docs/source/"
             "basic_tutorials/troubleshooting.md", weight=80),
+    # --- round 23 (the spent frozen13 set, folded) -----------------------------------------------------------
+    Signature(
+        "c10d.libuv_not_built", "version-mismatch",
+        # torch/csrc/distributed/c10d/TCPStore.cpp: TCPStore(use_libuv=True) on a torch built without libuv (the
+        # Windows wheels before 2.4); torch 2.4+ defaults to libuv, so an older torch asked by newer code fails
+        (r"use_libuv was requested but PyTorch was buil[dt] without libuv support",),
+        "The TCPStore was asked for its libuv backend (use_libuv=True, torch 2.4's default, or a launcher that asks "
+        "for it) but this torch build has no libuv: the calling code (DeepSpeed, torchrun of a newer torch) expects "
+        "a newer or other build of PyTorch.",
+        "Use the torch build the launcher expects (2.4 or newer, a build with libuv), or have the store created "
+        "without libuv (USE_LIBUV=0 / use_libuv=False) on this build.", ("versions",),
+        "https://github.com/deepspeedai/DeepSpeed/pull/7064", weight=80),
 )

@@ -20,11 +20,34 @@ from dataclasses import dataclass
 
 from preflight.explain.families import FAMILY_WEIGHT, checks_by_category
 from preflight.explain.hang import silent_hang
+from preflight.explain.launch_shapes import command_shape, lightning_shape, nccl_tests_shape
 from preflight.explain.signature import Signature
 from preflight.explain.socket_ifaces import stalls_across_hosts, virtual_choice
 
 _HANG_SOURCE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs"
 _IFACE_SOURCE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-socket-ifname"
+# round 23: each launch shape, with the documentation that states its cause
+_LAUNCH = (
+    (lightning_shape, "Lightning", "ranks against the Trainer's world",
+     "Lightning's start line shows {seen}: the processes launched do not make the world the Trainer expects (under "
+     "Slurm, --nodes / --ntasks-per-node against Trainer(num_nodes, devices); a python started without srun; a "
+     "stray NODE_RANK / WORLD_SIZE), so ranks repeat or never join and DDP's start hangs.",
+     "Launch exactly num_nodes x devices processes: under Slurm `srun python train.py` with #SBATCH --nodes and "
+     "--ntasks-per-node equal to Trainer(num_nodes=..., devices=...); unset launcher variables left in the "
+     "environment.", "https://github.com/Lightning-AI/pytorch-lightning/blob/7f0c3436cd3f6ad3753125672024fc415cbcb414/"
+     "docs/source-pytorch/clouds/cluster_advanced.rst#troubleshooting"),
+    (nccl_tests_shape, "nccl-tests", "each process ran alone",
+     "Under an MPI launch, {seen}: every process ran the test as a job of its own (the binary was built without "
+     "MPI support), so no collective crossed the nodes and the bandwidth is one node's.",
+     "Rebuild nccl-tests with MPI=1 (`make clean; make MPI=1 MPI_HOME=...`) and launch one process per GPU with "
+     "-g 1.", "https://github.com/NVIDIA/nccl-tests/blob/master/README.md"),
+    (command_shape, "torchrun", "launch commands disagree",
+     "The launch commands in the logs disagree: {seen}. Every node must be started with the same master address "
+     "and port and the same --nnodes, each with its own --node_rank, or the nodes never meet.",
+     "Start every node with one --master_addr (the first node's routable address, not localhost) and "
+     "--master_port, and give each node its own --node_rank from 0 to nnodes-1.",
+     "https://pytorch.org/docs/stable/elastic/run.html"),
+)
 
 
 @dataclass(frozen=True)
@@ -74,4 +97,15 @@ def interface_evidence(files: Sequence[Sequence[str]], failing: bool) -> Evidenc
             "(e.g. NCCL_SOCKET_IFNAME=ens5, or ^docker,veth,br- to exclude), or run the containers with the host "
             "network.", checks_by_category().get("wrong-interface", ()), _IFACE_SOURCE, weight=FAMILY_WEIGHT)
         return Evidence(sig, index, found[0] + 1, "NCCL", "socket on a virtual interface")
+    return None
+
+
+def launch_evidence(files: Sequence[Sequence[str]]) -> Evidence | None:
+    """A launch mistake the shape of the logs shows (``preflight.explain.launch_shapes``), or None."""
+    for finder, component, family, cause, fix, source in _LAUNCH:
+        found = finder(files)
+        if found is not None:
+            sig = Signature(f"family.launch.{finder.__name__}", "launch-args", (), cause.format(seen=found[2]), fix,
+                            checks_by_category().get("launch-args", ()), source, weight=FAMILY_WEIGHT)
+            return Evidence(sig, found[0], found[1], component, family)
     return None

@@ -265,6 +265,12 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      r"\bcurrent working operator name is (?!Hc(?:cl|om))\w|"
      # Paddle's enforce wrapper naming the operator whose kernel failed ("[operator < mean > error]", operator.cc)
      r"\[operator < \w+ > error\]|"
+     # round 23: a kernel compiler's LLVM backend refusing the kernel ("fatal error: error in backend: not support
+     # bf16 type cast", report_fatal_error); ATC's and AMCT's model conversion failing on the model it was given;
+     # an operator the framework or graph engine does not support ("node x(y) is v1 control operator, which is not
+     # supported"); a torch_npu custom op's own argument check ("npu_x: h0 must be [B,H,...]")
+     r"\bfatal error: error in backend:|\bATC run failed\b|\[ERROR\] AMCT\(|"
+     r"\boperator,? which is not supported\b|\bnpu_\w+: \w+ (?:must|should) be\b|"
      r"\bCould not run 'aten::[\w.]+' with arguments from the '(?!CPU')\w+' backend",
      "app-fault", True, "an operator rejected the inputs the job gave it (shape inference or tiling failed) or "
      "crashed on the device", "Read the operator's name and the shapes / dtypes in the lines before it; use "

@@ -31,7 +31,7 @@ from typing import IO, Any
 from preflight.explain.catalog import CATALOG, Signature
 from preflight.explain.clean import SUSPICIOUS, finished_cleanly
 from preflight.explain.decode import CodeTable, Decoded
-from preflight.explain.evidence import Evidence, hang_evidence, interface_evidence
+from preflight.explain.evidence import Evidence, hang_evidence, interface_evidence, launch_evidence
 from preflight.explain.families import FAMILY_WEIGHT, checks_by_category, family_of
 from preflight.explain.gates import plan_for
 from preflight.explain.known_cases import reading, resemblance, words
@@ -431,6 +431,8 @@ def _explain(files: Mapping[str, list[str]], sigs: tuple[Signature, ...], decode
             failing = any(not m.harmless for m in result.matches)
             result.matches = _order([*result.matches,
                                      *_evidence_matches(per_file, interface_evidence(texts, failing))])
+        if not _named(result):  # round 23: a launch mistake the logs' shape shows
+            result.matches = _order([*result.matches, *_evidence_matches(per_file, launch_evidence(texts))])
     if not result.matches:
         suspects = [s for name, lines, facts in per_file for s in suspicious(lines, name, facts=facts)]
         result.suspects = sorted(suspects, key=lambda s: (s.harmless, -s.score))[:10]

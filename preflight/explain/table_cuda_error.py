@@ -312,9 +312,11 @@ _TEXTS = sorted([(t.lower(), str(c)) for c, _, t in _ROWS if c] +
 _BARE = [(t, c) for t, c in _TEXTS if c in {"34", "35", "46", "98", "100", "209", "214", "217", "220", "222", "226",
                                             "700", "710", "715", "716", "719", "802", "803", "804"}]
 _NAME = re.compile(r"\b(cuda(?:Error[A-Za-z]+|Success)|CUDA_(?:ERROR_[A-Z0-9_]+|SUCCESS))\b")
-# "CUDA: " is MXNet's CUDA_CALL (``CUDA: invalid device ordinal``)
-_MARKER = re.compile(r"(?:\bcuda(?: runtime)? error|\bcuda failure|\bTHCudaCheck FAIL[^:]*|\bCUDA_ERROR_[A-Z_]+"
-                     r"|\bcudaError[A-Za-z]*|\bcuda(?=: ))\s*(?:\(?\d+\)?)?\s*[:'\"=,]*\s*", re.IGNORECASE)
+# "CUDA: " is MXNet's CUDA_CALL (``CUDA: invalid device ordinal``); round 23: the CUDA samples' / nccl-tests'
+# ``Cuda failure test.cu:20 'peer mapping resources exhausted'`` puts the file and line between
+_MARKER = re.compile(r"(?:\bcuda(?: runtime)? error|\bcuda failure(?:\s+[\w./-]+:\d+)?|\bTHCudaCheck FAIL[^:]*"
+                     r"|\bCUDA_ERROR_[A-Z_]+|\bcudaError[A-Za-z]*|\bcuda(?=: ))\s*(?:\(?\d+\)?)?\s*[:'\"=,]*\s*",
+                     re.IGNORECASE)
 _NUMBER = re.compile(r"\bcudaError(?:_t)?\s*[=:(]?\s*(\d+)\b|\bCUDA error(?: code)?\s*[=:#]?\s*(\d+)\b"
                      r"|\bcuda\b[^\n]{0,80}?\berror code\s*[=:]?\s*(\d+)\b"
                      # a driver API result by number (torch_memory_saver's "CUresult error result=2 ... cu_mem_create")

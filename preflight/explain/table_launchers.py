@@ -46,7 +46,15 @@ DEEPSPEED_ROWS: tuple[Row, ...] = (
          "Hostfile contains duplicate hosts, unable to proceed with training."), checks=()),
     Row("include/exclude host not in hostfile", "hostfile",
         "--include / --exclude name a host or slot the hostfile does not have.", _HOSTFILE,
-        ("Hostname '{}' not found in hostfile", "No slot '{}' specified on host '{}'"), checks=()),
+        ("Hostname '{}' not found in hostfile",), checks=()),
+    # round 23: a slot is a GPU index of the host: CUDA_VISIBLE_DEVICES (which the launcher turns into slots 0..n-1
+    # before DeepSpeed 0.15.2) or --include HOST:N naming a GPU the host's slot list lacks
+    Row("include slot not on host", "device-mapping",
+        "--include / --exclude (or CUDA_VISIBLE_DEVICES, which the launcher turns into them) name a GPU slot the "
+        "host does not have in the launcher's list.",
+        "Name GPUs that exist on the host (`--include host:0,2` with slots=N covering them), and unset "
+        "CUDA_VISIBLE_DEVICES when passing --include; DeepSpeed 0.15.2+ maps visible devices to their indices.",
+        ("No slot '{}' specified on host '{}'",), checks=("gpu.devices.count",)),
     Row("no other nodes in hostfile", "hostfile",
         "--num_nodes asks for more than one node but the hostfile has only this one.", _HOSTFILE,
         ("Num nodes is >1 but no extra nodes available via hostfile",), checks=()),

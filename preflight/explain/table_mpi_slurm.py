@@ -60,6 +60,13 @@ OPENMPI_ROWS: tuple[Row, ...] = (
         "bare host counts one slot or its cores).", "Give every host its slot count so the sum matches -np.",
         ("There are not enough slots available in the system to satisfy the {}",
          "There are not enough slots available in the system or not enough"), checks=()),
+    # round 23: rmaps' no-available-resources help (help-orte-rmaps-base.txt): mpirun found no usable node at all
+    Row("no nodes available", "hostfile",
+        "mpirun found no node to map the job on: the host list or allocation it was given is empty or unusable "
+        "(an unreadable host file, a Slurm node list passed as a file name, nodes marked down).",
+        "Give mpirun a real host file (one `host slots=N` per node; `scontrol show hostnames` expands Slurm's "
+        "list) or -H host:N, and check the nodes are up.",
+        ("No nodes are available for this job, either due to a failure to",), checks=()),
     # round 14: the hostfile parser's help (orte/util/hostfile/help-hostfile.txt): a node defined twice with slots
     # (two lines that name one host, or two FQDNs that ORTE cuts at the first dot into one short name)
     Row("slot count defined twice", "hostfile",
