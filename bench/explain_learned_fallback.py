@@ -37,7 +37,7 @@ from preflight.explain.known_cases import MIN_SIMILARITY, MIN_WORDS, Case, Index
 from preflight.explain.matcher import explain_texts  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "explain"
-SPENT = ("frozen", *(f"frozen{n}" for n in range(2, 11)))
+SPENT = ("frozen", *(f"frozen{n}" for n in range(2, 14)))
 RUN_WORD = re.compile(r"[a-z][a-z_]+")
 ERROR_LINE = re.compile(r"error|fail|exception|abort|fatal|warn|refused|timeout|timed out|denied|not found|invalid|"
                         r"cannot|unable|unhandled|killed|signal", re.IGNORECASE)
@@ -122,7 +122,7 @@ def main() -> None:
           f"{sum(1 for c, _ in all_silent if c == 'unknown')} application bugs (silence is right)")
     knn = {name: Index([Case(c, "", frozenset(case_words(t))) for c, t in data]) for name, data in trained.items()}
     for min_words, min_sim in [*((0, x) for x in (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)),
-                               *((n, x) for n in (6, MIN_WORDS, 15) for x in (0.5, MIN_SIMILARITY))]:
+                               *((n, x) for n in (6, 9, 12, 15) for x in (0.5, 0.6))]:
         pairs = [(c, found.category if (found := knn[name].nearest(case_words(t), min_sim, min_words)) else "unknown")
                  for name in SPENT for c, t in silent[name]]
         shipped = "  (the shipped rule)" if (min_words, min_sim) == (MIN_WORDS, MIN_SIMILARITY) else ""

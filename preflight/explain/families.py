@@ -271,6 +271,9 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      # supported"); a torch_npu custom op's own argument check ("npu_x: h0 must be [B,H,...]")
      r"\bfatal error: error in backend:|\bATC run failed\b|\[ERROR\] AMCT\(|"
      r"\boperator,? which is not supported\b|\bnpu_\w+: \w+ (?:must|should) be\b|"
+     # round 24: an operator or API the chip (SoC) does not have ("npu_mla_prolog not support on this soc version",
+     # "Unsupported soc version: Ascend910A", torch_npu / op-plugin)
+     r"\bnot support(?:ed)? on (?:this|the current) soc(?: version)?\b|\bUnsupported soc version\b|"
      r"\bCould not run 'aten::[\w.]+' with arguments from the '(?!CPU')\w+' backend",
      "app-fault", True, "an operator rejected the inputs the job gave it (shape inference or tiling failed) or "
      "crashed on the device", "Read the operator's name and the shapes / dtypes in the lines before it; use "
@@ -309,6 +312,14 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      # GPU's compute capability
      r"\brequires? (?!compute\b|sm_?\d|cc\b)[A-Za-z][\w.+-]*(?: version)? v?\d+(?:\.\d+)+ or (?:higher|newer|later|"
      r"above|greater)\b|"
+     # round 24: torch_npu's and op-plugin's own version checks ("please upgrade CANN.", "not supported in this CANN
+     # version", "need to upgrade hccl version", "you need to upgrade to cann version 8.5.0 or higher") and a
+     # package's "Installed triton version too old"
+     r"\bplease (?:upgrade|update) (?:the |your )?(?:CANN|hccl|triton|torch_npu|torch|transformers|vllm)\b|"
+     r"\bnot supported in (?:this|the current|current) (?:CANN|torch_npu|HCCL|triton|torch) version\b|"
+     r"\bneed (?:to )?upgrade (?:to )?(?:the )?(?:CANN |hccl |triton |torch_npu )?version\b|"
+     r"\b(?:installed )?(?:CANN|hccl|triton|torch_npu|torch|transformers|vllm|deepspeed) version (?:is )?too "
+     r"(?:old|low)\b|"
      r"\bgot an unexpected keyword argument\b|\bis not supported in (?:this|your) "
      r"version\b|\bplease (?:upgrade|update)\b(?![^.;]*\bdriver)"
      r"[^.;]{0,40}?(?:\bto (?:version |v)?\d|>=\s*\d|\bversions?\b|\bpackages?\b|\blatest\b)", "version-mismatch", True,

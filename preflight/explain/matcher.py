@@ -34,7 +34,7 @@ from preflight.explain.decode import CodeTable, Decoded
 from preflight.explain.evidence import Evidence, hang_evidence, interface_evidence, launch_evidence
 from preflight.explain.families import FAMILY_WEIGHT, checks_by_category, family_of
 from preflight.explain.gates import plan_for
-from preflight.explain.known_cases import reading, resemblance, words
+from preflight.explain.known_cases import MIN_SIMILARITY, QUIET_MIN_SIMILARITY, reading, resemblance, words
 from preflight.explain.lines import FileFacts, file_facts, line_rank, path_rank, timestamp
 from preflight.explain.paste import WRAP_MIN, joins, normalize, terminal_width, uncut, unwrap
 from preflight.explain.prefilter import prefilter_of
@@ -353,18 +353,18 @@ def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CA
                 return rewrapped
     if resemble and result.clean is None and all(m.signature.category == "unknown" for m in result.matches):
         anchors = [(s.file, s.line_number) for s in result.suspects] + [(m.file, m.line_number) for m in result.matches]
-        result.matches = [*_resembling(files, anchors), *result.matches]
+        result.matches = [*_resembling(files, anchors, shows_failure(result)), *result.matches]
     return result
 
 
-def _resembling(files: Mapping[str, list[str]], anchors: list[tuple[str, int]]) -> list[Match]:
+def _resembling(files: Mapping[str, list[str]], anchors: list[tuple[str, int]], failing: bool) -> list[Match]:
     """Nothing named a category: the known case the logs' words resemble most (``preflight.explain.known_cases``;
     a long log read around the ``anchors``, its suspicious and matched lines), as a ``resembles`` match on the line
     that shares the case's rarest words, or nothing."""
     read: list[str] = []
     for name, lines in files.items():
         read += reading(lines, [number for file, number in anchors if file == name])
-    found = resemblance(read)
+    found = resemblance(read, MIN_SIMILARITY if failing else QUIET_MIN_SIMILARITY)
     if found is None:
         return []
     shared = set(found.shared)
@@ -387,6 +387,13 @@ def _uncut(lines: list[str]) -> list[str]:
     """A log a terminal cut at its width (tmux, screen, a console capture), its lines whole again."""
     width = terminal_width(lines)
     return lines if width is None else uncut(lines, width)
+
+
+def shows_failure(result: Explanation) -> bool:
+    """Whether the logs show a failure at all: a line a table decoded or a suspicious line (error, exception, timeout,
+    refused...) that is not a harmless warning. A log without one (a hang, or a healthy NCCL INFO listing, which shares
+    words with known cases of its own) must resemble a case more closely (round 24: ``QUIET_MIN_SIMILARITY``)."""
+    return any(not m.harmless for m in result.matches) or any(not s.harmless for s in result.suspects)
 
 
 def _named(result: Explanation) -> bool:
