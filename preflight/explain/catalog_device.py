@@ -148,6 +148,11 @@ DEVICE: tuple[Signature, ...] = (
          rf"there is an? (?:exception of )?{_CORE} error",
          r"(?:Aicore|AIV|Aivec|aicpu) kernel execute failed, device_id=",
          r"The (?:vector core|aicore|AI Core|cube core) execution is abnormal",
+         # round 25: the AICPU report without the device id ("Aicpu kernel execute failed, soName=..."), the STARS
+         # report ("an exception occurred during AICPU execution") and the device's extend info ("errorStr: The VEC
+         # instruction parameter is invalid.")
+         r"\bAicpu kernel execute failed,\s*soName=", r"\ban exception occurred during AICPU execution\b",
+         r"\berrorStr: The (?:VEC|CUBE|SCALAR|MTE\d?|FIXP|SU|BIU|CCU)\w* instruction\b",
          rf"reason=\[{_CORE} exception\]"),
         "An NPU compute core (AI Core, or its vector / cube unit) raised an exception while running one of the "
         "job's kernels (an operator, a fused or custom kernel, a Triton-Ascend / inductor kernel): an address out "

@@ -143,7 +143,10 @@ NCCL: tuple[Signature, ...] = (
     Signature(
         "nccl.no_net_plugin", "rdma",
         # src/net.cc (2.19+): WARN("Failed to initialize any NET plugin") when every plugin it may use failed
-        (r"Failed to initialize any NET plugin",),
+        (r"Failed to initialize any NET plugin",
+         # round 25: net.cc before 2.19, NCCL_NET naming a network no plugin provides ("Error: network AWS Libfabric
+         # not found.")
+         r"NCCL WARN Error: network .{1,40} not found\."),
         "NCCL could not initialise any network plugin it is allowed to use: NCCL_NET (or the image's profile) "
         "forces IB / an external plugin (AWS Libfabric, gIB, TCPX) whose devices are not visible (a container "
         "without /dev/infiniband) or whose library is missing from LD_LIBRARY_PATH or built for another NCCL, so "

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from preflight.explain.coll_shapes import collective_mismatch
 from preflight.explain.families import FAMILY_WEIGHT, checks_by_category
 from preflight.explain.hang import silent_hang
 from preflight.explain.launch_shapes import command_shape, lightning_shape, nccl_tests_shape
@@ -26,6 +27,7 @@ from preflight.explain.socket_ifaces import stalls_across_hosts, virtual_choice
 
 _HANG_SOURCE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs"
 _IFACE_SOURCE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-socket-ifname"
+_COLL_SOURCE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/usage/collectives.html"
 # round 23: each launch shape, with the documentation that states its cause
 _LAUNCH = (
     (lightning_shape, "Lightning", "ranks against the Trainer's world",
@@ -62,7 +64,20 @@ class Evidence:
 
 
 def hang_evidence(files: Sequence[Sequence[str]]) -> Evidence | None:
-    """A silent hang in NCCL's setup on one node (``preflight.explain.hang``), or None."""
+    """Collectives the ranks called differently (``preflight.explain.coll_shapes``, round 25), else a silent hang in
+    NCCL's setup on one node (``preflight.explain.hang``), or None."""
+    mismatch = collective_mismatch(files)
+    if mismatch is not None:
+        sig = Signature(
+            "family.nccl.collective_mismatch", "collective-mismatch", (),
+            f"NCCL's own lines show the ranks called different collectives at the same point ({mismatch[2]}): every "
+            "rank must issue the same collectives in the same order with the same sizes and types, or the job hangs "
+            "(or corrupts data) there.",
+            "Find where the ranks' code paths diverge before that call (a collective inside a rank-dependent branch, "
+            "parameters or buffers of different sizes per rank, a different model or config on some rank); "
+            "TORCH_DISTRIBUTED_DEBUG=DETAIL checks the calls' shapes across ranks.",
+            checks_by_category().get("collective-mismatch", ()), _COLL_SOURCE, weight=FAMILY_WEIGHT)
+        return Evidence(sig, mismatch[0], mismatch[1], "NCCL", "collectives that differ across ranks")
     hang = silent_hang(files)
     if hang is None:
         return None

@@ -105,7 +105,9 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      r"Non-recoverable failure in name resolution|No address associated with hostname|Name does not resolve|"
      r"\blookup \S+(?: on \S+)?: no such host|\bgai error\b|could not resolve host|unknown host|"
      # round 15: MPICH's tcp netmod (MPID_nem_tcp_init) resolving the node's own name
-     r"\bgethostbyname failed\b",
+     r"\bgethostbyname failed\b|"
+     # round 25: nslookup's answers for a name the DNS server does not know
+     r"\bserver can'?t find \S+: NXDOMAIN\b|\*\*\* Can'?t find \S+: No answer\b",
      "name-resolution", True,
      "a host name does not resolve", "Make every node's name and MASTER_ADDR resolve on every node.", {}),
     ("no route", r"No route to host|\bEHOSTUNREACH\b", "firewall", True,
@@ -132,7 +134,10 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      "a peer closed the connection: it exited or crashed first", _PEER_FIX,
      {"HCCL": "hccl-link", "TCPStore": "store-timeout", "rendezvous": "rendezvous", "ssh": "ssh"}),
     ("link down / transport error", r"link (?:is )?down|port (?:state )?(?:is )?down|\bPORT_DOWN\b|"
-     r"retry (?:counter )?exceeded|\bRETRY_EXC\w*|completion error|error cqe|\bIBV_WC_\w+_ERR\b|async event",
+     r"retry (?:counter )?exceeded|\bRETRY_EXC\w*|completion error|error cqe|\bIBV_WC_\w+_ERR\b|async event|"
+     # round 25: libfabric providers' own errors: the CXI (Slingshot) NIC's event queue overflow, the EFA provider
+     # failing to write its event queue (but for -12, ENOMEM: the locked-memory limit, frozen8's thread)
+     r"\bCassini Event Queue overflow\b|\bUnable to write to EQ\b(?![^\n]*(?:\(-12\)|Cannot allocate memory))",
      "fabric", True, "the network fabric reported a link or transport error",
      "Check the link state and error counters on both nodes and the switch.", {"HCCL": "hccl-link"}),
     ("timeout", r"\btimed? ?out\b|\btimeout\b|times out|deadline exceeded|\bwatchdog\b", None, False,
@@ -214,12 +219,19 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     # round 21: JAX's "no supported devices found for platform CUDA" (a task that sees none of its GPUs)
     ("device missing", r"invalid device ordinal|no (?:CUDA )?(?:GPUs?|devices?|NPUs?) (?:are )?(?:available|found)|"
      r"device not found|No such device|invalid device id|device id error|"
-     r"no supported devices found for platform (?:CUDA|ROCM)", "device-mapping", True,
+     r"no supported devices found for platform (?:CUDA|ROCM)|"
+     # round 25: PALS mpiexec's --gpu-bind it cannot map; a runtime asked to allocate before any device was set
+     r"\bFailed to parse implicit GPU selection\b|\bfail(?:ed)? (?:to )?get device id, check if set device id\b",
+     "device-mapping", True,
      "a rank asked for a device that is not there", "Match the ranks per node to the visible devices.",
      {"NET/IB": "rdma"}),
     ("hardware / driver fault", r"\bXid\b|ECC error|fallen off the bus|uncorrectable|GPU is lost|device lost|"
      r"hardware (?:error|fault)|RmInitAdapter|communicate with the NVIDIA driver|driver (?:is )?not loaded|"
-     r"infoROM is corrupted|Failed to enable MSI-X",
+     r"infoROM is corrupted|Failed to enable MSI-X|"
+     # round 25: Fabric Manager refusing a driver of another version; the driver library failing its own init as a
+     # loader reports it ("cuda driver library init failure: 3"); ollama's GPU discovery never finishing
+     r"\bfabric manager\b[^\n]{0,60}\bdon'?t match with driver version\b|\bcuda driver library init failure\b|"
+     r"\bfailure during GPU discovery\b",
      "driver", True, "the accelerator or its driver failed", "Drain the node; check `dmesg` and the device "
      "health, reset or replace it.", {}),
     # round 11: the launch's world size against what the job was built or saved for (``Loading a checkpoint for
@@ -231,6 +243,11 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      r"\bhost ?file\b[^\n]{0,40}\b(?:not found|does not exist|doesn't exist)\b", "hostfile", True,
      "the launcher's host file is not where the launch says", "Create the host file (one node per line, as the "
      "launcher documents) at the path the launch names, on the launching node.", {}),
+    # round 25: an image without sshd, where MPI's launcher must start the workers over ssh
+    ("no ssh server", r"/usr/sbin/sshd: No such file or directory\b|\bsshd: (?:command )?not found\b", "ssh", True,
+     "the node (or container) has no ssh server, so the launcher cannot start the workers there",
+     "Install and start sshd in the workers' image (or use a launcher that needs no ssh: srun, torchrun on every "
+     "node, the MPI operator's own image).", {}),
     ("ssh host key prompt", r"\bThe authenticity of host .{0,80}can't be established\b|"
      r"\bAre you sure you want to continue connecting\b", "ssh", True,
      "ssh to a node asks to confirm its host key, which a launcher's non-interactive ssh cannot answer",
@@ -274,6 +291,12 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      # round 24: an operator or API the chip (SoC) does not have ("npu_mla_prolog not support on this soc version",
      # "Unsupported soc version: Ascend910A", torch_npu / op-plugin)
      r"\bnot support(?:ed)? on (?:this|the current) soc(?: version)?\b|\bUnsupported soc version\b|"
+     # round 25: a tensor layout the operator does not take (c10's "unsupported memory format Preserve"); the model
+     # converters' failures (the old OMG's "Op build failed", "OMG Generate execute failed"); a kernel framework's own
+     # assertion (PyPTO's "ASSERTION FAILED: vecTile[lastDim] % alignNum == 0"); an ATB operation refusing its inputs
+     # at setup (op-plugin's OperationSetup: "RopeOperation setup failed!")
+     r"\bunsupported memory format\b|\bOp build failed\b|\bOMG (?:Generate execute failed|builder Build\(\) return "
+     r"fail)|\bASSERTION FAILED: [\w(]|\b\w*Operation setup failed!|\bException raised from OperationSetup at\b|"
      r"\bCould not run 'aten::[\w.]+' with arguments from the '(?!CPU')\w+' backend",
      "app-fault", True, "an operator rejected the inputs the job gave it (shape inference or tiling failed) or "
      "crashed on the device", "Read the operator's name and the shapes / dtypes in the lines before it; use "
@@ -308,6 +331,9 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      # round 22: an extension's own operator (torchvision::nms, a package's custom op) with no kernel for the device:
      # the extension was built for another torch or without the device's support (a CPU-only torchvision wheel)
      r"\bCould not run '(?!aten::)\w+::[\w.]+' with arguments from the '(?:CUDA|PrivateUse1|NPU|XPU|HIP)' backend|"
+     # round 25: the dispatcher finding no registration of an extension's operator at all (torchvision built for
+     # another torch: "operator torchvision::nms does not exist")
+     r"\boperator (?!aten::)\w+::\w+ does not exist\b|"
      # round 22: a tool that needs a newer release of another ("XLA requires ptxas version 11.8 or higher"); not a
      # GPU's compute capability
      r"\brequires? (?!compute\b|sm_?\d|cc\b)[A-Za-z][\w.+-]*(?: version)? v?\d+(?:\.\d+)+ or (?:higher|newer|later|"

@@ -150,7 +150,10 @@ REMOTE_SHELL_ROWS: tuple[Row, ...] = (
     Row("ssh: host key verification failed", "ssh",
         "The host's key is unknown or changed, and ssh will not ask in a non-interactive launch.",
         "Accept the host keys once (`ssh-keyscan HOST >> ~/.ssh/known_hosts`) or fix the changed key.",
-        ("Host key verification failed.",), checks=("os",)),
+        ("Host key verification failed.",
+         # round 25: sshconnect.c's warnings when the stored key differs and strict checking is on
+         "{} host key for {} has changed and you have requested strict checking.",
+         "WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!"), checks=("os",)),
     Row("ssh: key or directory permissions", "ssh",
         "OpenSSH refuses a private key, host key, config or ~/.ssh directory that others can read or write "
         "(authfile.c's permission check, sshd's StrictModes); without the key the login fails, and an sshd with no "

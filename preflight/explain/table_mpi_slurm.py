@@ -136,6 +136,14 @@ _OOM = ("The step used more memory than its cgroup allows (--mem / --mem-per-cpu
 _SCHED = "Check the job's record (`sacct -j JOBID -o JobID,State,ExitCode,Elapsed,Timelimit`, `scontrol show job`)."
 
 SLURM_ROWS: tuple[Row, ...] = (
+    # round 25: plugin.c's load failure as srun prints it (a switch / MPI / task plugin whose library is missing
+    # where srun runs: srun started inside a container, or a node whose Slurm install differs)
+    Row("plugin not loadable", "launch-args",
+        "srun could not load one of its plugins: the plugin's libraries are missing where srun runs (srun started "
+        "inside a container image instead of around it, or a Slurm build that does not match the node's).",
+        "Run srun on the host and put the container in srun's options (`srun --environment=... python ...`, "
+        "`--container-image`), not the other way round; or use the node's own Slurm.",
+        ("Couldn't load specified plugin name for {}",), checks=()),
     Row("task out of memory", "oom", "srun reports a task killed for running out of memory.", _OOM,
         ("{}: task {}: Out Of Memory", "{}: tasks {}: Out Of Memory")),
     Row("oom-kill event", "oom",
