@@ -34,6 +34,7 @@ _DDP = re.compile(r"\b(?:initializing ddp|initializing distributed): GLOBAL_RANK
 _BANNER = re.compile(r"\b(?:GPU|TPU|IPU|HPU) available\b|^\s*LOCAL_RANK: \d+ - |Multi-processing is handled by|"
                      r"^\s*-{5,}\s*$|distributed_backend=|All distributed processes registered", re.IGNORECASE)
 _SUMMARY = re.compile(r"^\s*#\s*Avg bus bandwidth\s*:")
+_HEADER = re.compile(r"^\s*#\s*(?:nThread\b|Using devices\b)")  # the start of one test's output
 _MPI = re.compile(r"\b(?:mpirun|mpiexec|srun)\b")
 _OPTION = re.compile(r"--(master[_-]addr|master[_-]port|node[_-]rank|nnodes)[= ]+([^\s`'\"]+)")
 
@@ -63,11 +64,22 @@ def lightning_shape(files: Sequence[Sequence[str]]) -> Found | None:
 
 
 def nccl_tests_shape(files: Sequence[Sequence[str]]) -> Found | None:
-    """nccl-tests' summary printed more than once in one log of an MPI launch."""
+    """nccl-tests' summary printed more than once in one log of an MPI launch, with no new test's header between two of
+    them (two tests run one after the other print a header each: no launch mistake).
+
+    >>> run = ["mpirun -np 2 ./all_reduce_perf -g 2", "# nThread 1 nGpus 2 minBytes 8", "# Avg bus bandwidth : 3.9"]
+    >>> nccl_tests_shape([run + run[1:]]) is None
+    True
+    >>> nccl_tests_shape([run + run[2:]])
+    (0, 4, 'nccl-tests printed its summary 2 times')
+    """
     for index, lines in enumerate(files):
         summaries = [n for n, line in enumerate(lines, start=1) if _SUMMARY.search(line)]
-        if len(summaries) > 1 and any(_MPI.search(line) for line in lines):
-            return index, summaries[1], f"nccl-tests printed its summary {len(summaries)} times"
+        if len(summaries) < 2 or not any(_MPI.search(line) for line in lines):
+            continue
+        for first, second in zip(summaries, summaries[1:], strict=False):
+            if not any(_HEADER.search(line) for line in lines[first:second - 1]):
+                return index, second, f"nccl-tests printed its summary {len(summaries)} times"
     return None
 
 
