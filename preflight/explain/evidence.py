@@ -63,21 +63,25 @@ class Evidence:
     family: str
 
 
-def hang_evidence(files: Sequence[Sequence[str]]) -> Evidence | None:
-    """Collectives the ranks called differently (``preflight.explain.coll_shapes``, round 25), else a silent hang in
-    NCCL's setup on one node (``preflight.explain.hang``), or None."""
+def collective_evidence(files: Sequence[Sequence[str]]) -> Evidence | None:
+    """Collectives the ranks called differently (``preflight.explain.coll_shapes``, round 25), or None."""
     mismatch = collective_mismatch(files)
-    if mismatch is not None:
-        sig = Signature(
-            "family.nccl.collective_mismatch", "collective-mismatch", (),
-            f"NCCL's own lines show the ranks called different collectives at the same point ({mismatch[2]}): every "
-            "rank must issue the same collectives in the same order with the same sizes and types, or the job hangs "
-            "(or corrupts data) there.",
-            "Find where the ranks' code paths diverge before that call (a collective inside a rank-dependent branch, "
-            "parameters or buffers of different sizes per rank, a different model or config on some rank); "
-            "TORCH_DISTRIBUTED_DEBUG=DETAIL checks the calls' shapes across ranks.",
-            checks_by_category().get("collective-mismatch", ()), _COLL_SOURCE, weight=FAMILY_WEIGHT)
-        return Evidence(sig, mismatch[0], mismatch[1], "NCCL", "collectives that differ across ranks")
+    if mismatch is None:
+        return None
+    sig = Signature(
+        "family.nccl.collective_mismatch", "collective-mismatch", (),
+        f"NCCL's own lines show the ranks called different collectives at the same point ({mismatch[2]}): every "
+        "rank must issue the same collectives in the same order with the same sizes and types, or the job hangs "
+        "(or corrupts data) there.",
+        "Find where the ranks' code paths diverge before that call (a collective inside a rank-dependent branch, "
+        "parameters or buffers of different sizes per rank, a different model or config on some rank); "
+        "TORCH_DISTRIBUTED_DEBUG=DETAIL checks the calls' shapes across ranks.",
+        checks_by_category().get("collective-mismatch", ()), _COLL_SOURCE, weight=FAMILY_WEIGHT)
+    return Evidence(sig, mismatch[0], mismatch[1], "NCCL", "collectives that differ across ranks")
+
+
+def hang_evidence(files: Sequence[Sequence[str]]) -> Evidence | None:
+    """A silent hang in NCCL's setup on one node (``preflight.explain.hang``), or None."""
     hang = silent_hang(files)
     if hang is None:
         return None

@@ -31,7 +31,7 @@ from typing import IO, Any
 from preflight.explain.catalog import CATALOG, Signature
 from preflight.explain.clean import SUSPICIOUS, finished_cleanly
 from preflight.explain.decode import CodeTable, Decoded
-from preflight.explain.evidence import Evidence, hang_evidence, interface_evidence, launch_evidence
+from preflight.explain.evidence import Evidence, collective_evidence, hang_evidence, interface_evidence, launch_evidence
 from preflight.explain.families import FAMILY_WEIGHT, checks_by_category, family_of
 from preflight.explain.gates import plan_for
 from preflight.explain.known_cases import MIN_SIMILARITY, QUIET_MIN_SIMILARITY, reading, resemblance, words
@@ -433,7 +433,9 @@ def _explain(files: Mapping[str, list[str]], sigs: tuple[Signature, ...], decode
             return result
         texts = [lines for _, lines, _ in per_file]
         if read_hang and not any(m.signature.root_cause and not m.harmless for m in result.matches):
-            result.matches = _order([*result.matches, *_evidence_matches(per_file, hang_evidence(texts))])
+            # round 25: collectives that differ across ranks explain a hang before the hang's own reading
+            shape = collective_evidence(texts) or hang_evidence(texts)
+            result.matches = _order([*result.matches, *_evidence_matches(per_file, shape)])
         if not _named(result):
             failing = any(not m.harmless for m in result.matches)
             result.matches = _order([*result.matches,

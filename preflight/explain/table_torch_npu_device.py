@@ -16,34 +16,33 @@ from __future__ import annotations
 import re
 
 from preflight.explain.decode import Code, CodeTable, Gate
-from preflight.explain.table_acl import KINDS
+from preflight.explain.table_acl import ACL, KINDS
 
 SOURCE = ("https://github.com/Ascend/pytorch/blob/9e73e708ab9350d203475609f36f8a43f6a0c2ab/"
           "torch_npu/csrc/core/npu/NPUQueue.cpp")
 VERSION = "torch_npu 9e73e70 (deviceErrorMap of NPUQueue.cpp)"
 
-# RepoStatus -> the name torch_npu prints, the ACL code the runtime reports for it (table_acl_codes) and its kind
-ROWS: tuple[tuple[str, str, str, str], ...] = (
-    ("UCE ERROR", "UCE_EXIT", "ACL_ERROR_RT_DEVICE_MEM_ERROR (507053): an uncorrectable memory error", "ecc"),
-    ("HBM MULTI BIT ECC ERROR", "HBM_ECC_EXIT", "ACL_ERROR_RT_HBM_MULTI_BIT_ECC_ERROR (507054)", "ecc"),
-    ("SUSPECT MEM ERROR", "SUSPECT_MEM_EXIT", "ACL_ERROR_RT_SUSPECT_DEVICE_MEM_ERROR (507055): a peer's memory",
-     "remote"),
-    ("HCCS LINK ERROR", "HCCS_LINK_EXIT", "ACL_ERROR_RT_LINK_ERROR (507056): the HCCS link between two NPUs",
-     "link"),
-    ("HCCL OP RETRY FAILED", "HCCL_OP_RETRY_EXIT", "ACL_ERROR_RT_COMM_OP_RETRY_FAIL (507904): HCCL retried the "
-     "collective on a failed link and gave up", "link"),
-    ("SUSPECT REMOTE ERROR", "SUSPECT_REMOTE_EXIT", "ACL_ERROR_RT_SUSPECT_REMOTE_ERROR (507057): a peer's memory "
-     "fault or out-of-bounds access", "remote"),
-    ("FORCE STOP", "STOP_EXIT", "the device's work was stopped by the fault handling after another fault", "abort"),
+# RepoStatus -> the name torch_npu prints and the ACL code the runtime reports for it (its row of table_acl_codes:
+# meaning, category and fix come from there); FORCE STOP has none: the fault handling stopped the device's work
+ROWS: tuple[tuple[str, str, int | None], ...] = (
+    ("UCE ERROR", "UCE_EXIT", 507053), ("HBM MULTI BIT ECC ERROR", "HBM_ECC_EXIT", 507054),
+    ("SUSPECT MEM ERROR", "SUSPECT_MEM_EXIT", 507055), ("HCCS LINK ERROR", "HCCS_LINK_EXIT", 507056),
+    ("HCCL OP RETRY FAILED", "HCCL_OP_RETRY_EXIT", 507904), ("SUSPECT REMOTE ERROR", "SUSPECT_REMOTE_EXIT", 507057),
+    ("FORCE STOP", "STOP_EXIT", None),
 )
 
 
-def _code(row: tuple[str, str, str, str]) -> Code:
-    category, root, fix = KINDS[row[3]]
-    return Code(row[0], row[1], row[2], category, fix, (), root)
+def _code(name: str, status: str, acl: int | None) -> Code:
+    if acl is None:
+        category, root, fix = KINDS["abort"]
+        return Code(name, status, "the device's work was stopped by the fault handling after another fault", category,
+                    fix, (), root)
+    same = ACL.entries[str(acl)]
+    return Code(name, status, f"{same.name} ({acl}): {same.meaning}", same.category, same.fix, (),
+                same.root_cause)
 
 
-ENTRIES: dict[str, Code] = {row[0]: _code(row) for row in ROWS}
+ENTRIES: dict[str, Code] = {row[0]: _code(*row) for row in ROWS}
 # torch_npu prints "<name> happened." (and "..., <ACL message>"): the upper-case name, as a whole phrase
 _FIND = re.compile(r"\b(" + "|".join(re.escape(row[0]) for row in ROWS) + r")\b(?= happened|[.,:]|$)")
 
