@@ -22,12 +22,14 @@ from preflight.explain.coll_shapes import collective_mismatch
 from preflight.explain.families import FAMILY_WEIGHT, checks_by_category
 from preflight.explain.hang import silent_hang
 from preflight.explain.launch_shapes import command_shape, lightning_shape, nccl_tests_shape
+from preflight.explain.op_checks import check_failure
 from preflight.explain.signature import Signature
 from preflight.explain.socket_ifaces import stalls_across_hosts, virtual_choice
 
 _HANG_SOURCE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs"
 _IFACE_SOURCE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-socket-ifname"
 _COLL_SOURCE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/usage/collectives.html"
+_CHECK_SOURCE = "https://github.com/pytorch/pytorch/blob/v2.9.1/c10/util/Exception.h"
 # round 23: each launch shape, with the documentation that states its cause
 _LAUNCH = (
     (lightning_shape, "Lightning", "ranks against the Trainer's world",
@@ -128,3 +130,20 @@ def launch_evidence(files: Sequence[Sequence[str]]) -> Evidence | None:
                             checks_by_category().get("launch-args", ()), source, weight=FAMILY_WEIGHT)
             return Evidence(sig, found[0], found[1], component, family)
     return None
+
+
+def operator_evidence(files: Sequence[Sequence[str]]) -> Evidence | None:
+    """An operator's own C++ check that refused the job's input (``preflight.explain.op_checks``, round 26), or
+    None."""
+    found = check_failure(files)
+    if found is None:
+        return None
+    sig = Signature(
+        "family.operator.check_failed", "app-fault", (),
+        f"An operator's own C++ check failed ({found[2][:160]}): a TORCH_CHECK, c10::Error or assertion in the "
+        "operator or kernel refused what the job gave it (a shape, dtype, format or parameter it does not take). No "
+        "signature, code or known case names this message; it was recognised by the C++ exception around it.",
+        "Read the message for the operator and the value it refused; fix the inputs or the model's configuration, or "
+        "update the framework / device plugin whose operator lacks that case (its release notes or issues).",
+        checks_by_category().get("app-fault", ()), _CHECK_SOURCE, weight=FAMILY_WEIGHT // 3)
+    return Evidence(sig, found[0], found[1], "operator", "operator check failed")

@@ -31,7 +31,14 @@ from typing import IO, Any
 from preflight.explain.catalog import CATALOG, Signature
 from preflight.explain.clean import SUSPICIOUS, finished_cleanly
 from preflight.explain.decode import CodeTable, Decoded
-from preflight.explain.evidence import Evidence, collective_evidence, hang_evidence, interface_evidence, launch_evidence
+from preflight.explain.evidence import (
+    Evidence,
+    collective_evidence,
+    hang_evidence,
+    interface_evidence,
+    launch_evidence,
+    operator_evidence,
+)
 from preflight.explain.families import FAMILY_WEIGHT, checks_by_category, family_of
 from preflight.explain.gates import plan_for
 from preflight.explain.known_cases import MIN_SIMILARITY, QUIET_MIN_SIMILARITY, reading, resemblance, words
@@ -354,6 +361,11 @@ def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CA
     if resemble and result.clean is None and all(m.signature.category == "unknown" for m in result.matches):
         anchors = [(s.file, s.line_number) for s in result.suspects] + [(m.file, m.line_number) for m in result.matches]
         result.matches = [*_resembling(files, anchors, shows_failure(result)), *result.matches]
+        if not _named(result):  # round 26: an operator's own check that failed
+            per_file = [(name, lines, file_facts(lines, name)) for name, lines in files.items()]
+            found = _evidence_matches(per_file, operator_evidence(list(files.values())))
+            if found:
+                result.matches, result.suspects = _order([*found, *result.matches]), []
     return result
 
 
