@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from preflight.explain.families_tools import TOOL_FAMILIES
 from preflight.explain.tolerant import anchors_of
 from preflight.explain.wordtrie import trie_pattern
 
@@ -305,7 +306,10 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     # expert parallel sizes, world size, GPUs, ranks, heads): a launch value that does not fit. Not a tensor's
     # dimension (the model's) and not a bare "batch size 10 is not divisible by 4" (the script's own data)
     ("parallel size", r"^(?!.*\b(?:dimension|shape|dim)\b)(?=.*(?:parallel|\bworld[ _]?size|\b[tpde]p(?:_size)?\b|"
-     r"\b(?:num_)?(?:gpus|npus|devices|ranks|nproc\w*|processes|shards?)\b|(?:\b|_)heads\b)).*\bdivisible by\b",
+     r"\b(?:num_)?(?:gpus|npus|devices|ranks|nproc\w*|processes|shards?)\b|(?:\b|_)heads\b))"
+     # round 27: gpt-neox's NeoXArgs check ("(global_num_gpus / pp_size) / mp_size [(4 / 4) / 2] must be a whole
+     # number")
+     r".*\b(?:divisible by|must be a whole number)\b",
      "launch-args", True, "a size the parallel layout must divide (world size, tensor/pipeline parallel size, "
      "heads, batch) does not divide it", "Choose parallel sizes that divide the model's heads / layers and the "
      "world size (nnodes x nproc_per_node), and a batch size that divides by the data-parallel size.", {}),
@@ -373,6 +377,7 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      r"different (?:collectives|shapes|sizes)", "collective-mismatch", True,
      "the ranks disagree on the collective they run", "Make every rank run the same collectives with the same "
      "shapes and versions.", {}),
+    *TOOL_FAMILIES,  # round 27
 ))
 
 

@@ -351,12 +351,14 @@ def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CA
     decoders = tuple(DECODERS if tables is None else tables)
     files = {name: _uncut(_lines(text)) for name, text in texts.items()}
     result = _explain(files, sigs, decoders)
-    if not _named(result) and result.clean is None and sum(len(lines) for lines in files.values()) <= \
+    weak = not _named(result) or _by_keywords(result)
+    if weak and result.clean is None and sum(len(lines) for lines in files.values()) <= \
             REWRAP_MAX_LINES and any(len(line) >= WRAP_MIN for lines in files.values() for line in lines):
-        for sep in ("", " "):  # nothing named a cause: read long lines as cut by a terminal, then by an editor
+        for sep in ("", " "):  # nothing (or a keyword alone) named a cause: read long lines as cut by a terminal,
+            # then by an editor; round 27: a signature or code on the rejoined line beats a keyword on its cut half
             rewrapped = _explain({name: unwrap(lines, sep) for name, lines in files.items()}, sigs, decoders,
                                  read_hang=False)
-            if _named(rewrapped):
+            if _named(rewrapped) and (not _named(result) or not _by_keywords(rewrapped)):
                 return rewrapped
     if resemble and result.clean is None and all(m.signature.category == "unknown" for m in result.matches):
         anchors = [(s.file, s.line_number) for s in result.suspects] + [(m.file, m.line_number) for m in result.matches]
@@ -406,6 +408,12 @@ def shows_failure(result: Explanation) -> bool:
     refused...) that is not a harmless warning. A log without one (a hang, or a healthy NCCL INFO listing, which shares
     words with known cases of its own) must resemble a case more closely (round 24: ``QUIET_MIN_SIMILARITY``)."""
     return any(not m.harmless for m in result.matches) or any(not s.harmless for s in result.suspects)
+
+
+def _by_keywords(result: Explanation) -> bool:
+    """Every real cause named is a keyword family's (no signature or code named one)."""
+    return all(m.layer == "family" for m in result.matches
+               if m.signature.root_cause and not m.harmless and not names_nothing(m))
 
 
 def _named(result: Explanation) -> bool:

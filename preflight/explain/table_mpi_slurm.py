@@ -86,6 +86,23 @@ OPENMPI_ROWS: tuple[Row, ...] = (
         ("The application appears to have been direct launched using \"srun\",",
          "but OMPI was not built with SLURM's PMI support and therefore cannot",
          "but OMPI was not built with SLURM support. This usually happens"), checks=()),
+    # round 27: the TCP BTL's connect handshake (opal/mca/btl/tcp/btl_tcp_endpoint.c) reaching another process than
+    # the one it dialled: an address two hosts share (docker0, virbr0, a NAT'd or link-local interface) was tried
+    Row("TCP BTL reached another process", "wrong-interface",
+        "Open MPI's TCP transport connected to an address that another process answered: an interface whose "
+        "address is not unique across the hosts (docker0, virbr0, a NAT'd bridge) was used instead of the network "
+        "the hosts share.", "Restrict the TCP transport to the shared network: --mca btl_tcp_if_include IFACE (or "
+        "btl_tcp_if_exclude lo,docker0,virbr0), and oob_tcp_if_include for the daemons.",
+        ("received unexpected process identifier {}", "received unexpected process identifier: got {} expected {}"),
+        checks=("net.interface",)),
+    # round 27: a PMIx client started with no PMIx server to talk to (PMIx_Init's PMIX_ERR_NOT_FOUND, logged as
+    # "PMIX ERROR: NOT-FOUND in file client/pmix_client.c at line N"): a rank launched by srun without --mpi=pmix or
+    # without the launcher's environment (srun --export=NONE), or run by hand
+    Row("no PMIx server", "launch-args",
+        "The MPI process found no PMIx server in its environment: it was started by srun without the PMIx plugin "
+        "(--mpi=pmix) or with the environment that names the server removed (--export=NONE), or outside a launcher.",
+        "Launch with `srun --mpi=pmix --export=ALL` (or mpirun inside the allocation).",
+        ("PMIX ERROR: NOT-FOUND in file client/pmix_client.c at line {}",), checks=()),
     Row("run as root refused", "launch-args",
         "mpirun (orterun, Open MPI 5's prterun) refuses to start as root unless told to (orterun.c's and PRRTE's "
         "schizo root check): a container or a scheduler hook running the job as root.",
@@ -144,6 +161,16 @@ SLURM_ROWS: tuple[Row, ...] = (
         "Run srun on the host and put the container in srun's options (`srun --environment=... python ...`, "
         "`--container-image`), not the other way round; or use the node's own Slurm.",
         ("Couldn't load specified plugin name for {}",), checks=()),
+    # round 27: task/affinity's check of a --cpu-bind against the step's CPUs (src/plugins/task/affinity/
+    # dist_tasks.c) and the errno it fails the launch with (ESLURMD_CPU_BIND_ERROR, src/common/slurm_errno.c): since
+    # Slurm 22.05 srun no longer inherits --cpus-per-task from the job, so an explicit binding can fall outside it
+    Row("CPU binding outside the step", "launch-args",
+        "srun's CPU binding asks for CPUs outside the step's allocation (an explicit --cpu-bind mask / map, or a "
+        "--cpus-per-task that srun no longer inherits from the job since Slurm 22.05).",
+        "Pass --cpus-per-task to srun itself (or export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK) and keep --cpu-bind "
+        "masks within the step's CPUs.",
+        ("CPU binding outside of job step allocation, allocated CPUs are: {}.", "Unable to satisfy cpu bind request"),
+        checks=()),
     Row("task out of memory", "oom", "srun reports a task killed for running out of memory.", _OOM,
         ("{}: task {}: Out Of Memory", "{}: tasks {}: Out Of Memory")),
     Row("oom-kill event", "oom",

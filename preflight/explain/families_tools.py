@@ -1,0 +1,86 @@
+"""Failure families read from the tools' own wordings (round 27, from the spent fifteenth set's misses), appended to
+``preflight.explain.families.FAMILIES``: each entry is ``(name, pattern, category, root cause, meaning, fix,
+category by component)``, and each pattern is the tool's own text (its source named in the comment above it).
+
+>>> import re
+>>> [name for name, pattern, *_ in TOOL_FAMILIES
+...  if re.search(pattern, "thread 'main' panicked at 'error binding to 0.0.0.0:80", re.IGNORECASE)]
+['privileged port']
+>>> [name for name, pattern, *_ in TOOL_FAMILIES
+...  if re.search(pattern, "INFO router listening on 0.0.0.0:80", re.IGNORECASE)]
+[]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+_PORT_UNDER_1024 = r"(?:[1-9]\d?|[1-9]\d\d|10[01]\d|102[0-3])(?![\d.])"
+
+TOOL_FAMILIES: tuple[tuple[str, str, str | None, bool, str, str, Mapping[str, str]], ...] = (
+    # a server failing to bind a port under 1024 (TGI's router "error binding to 0.0.0.0:80", Go's and Python's
+    # "bind: permission denied" on such a port): only root or CAP_NET_BIND_SERVICE may
+    ("privileged port", r"\b(?:error|failed|unable|cannot|can'?t|could not)\b[^\n]{0,20}\b"
+     r"(?:bind(?:ing)?|listen(?:ing)?)\b(?: to| on)?\s+\S*?:" + _PORT_UNDER_1024
+     + r"|\bbind\b[^\n]{0,60}:" + _PORT_UNDER_1024 + r"[^\n]{0,60}\bpermission denied\b", "privileged-port", True,
+     "a process could not bind a port under 1024, which only root (or CAP_NET_BIND_SERVICE) may bind",
+     "Use a port above 1024 (and map it in the service / container), or grant the capability.", {}),
+    # NVIDIA's NGC containers' entrypoint driver check (/opt/nvidia/entrypoint.d): "This container was built for NVIDIA
+    # Driver Release 535.86 or later, but version 510.85.02 was detected and compatibility mode is UNAVAILABLE."
+    ("driver older than the container", r"\bThis container was built for NVIDIA Driver Release [\d.]+ or later\b|"
+     r"\bwas detected and compatibility mode is UNAVAILABLE\b", "driver", True,
+     "the host's NVIDIA driver is older than the CUDA the container was built for, and no forward-compatibility "
+     "package can bridge it", "Upgrade the host's driver to the release the container names (or run an older "
+     "container built for the installed driver).", {}),
+    # Transformer Engine's FP8 support checks (transformer_engine/pytorch/quantization.py check_fp8_support /
+    # check_mxfp8_support / check_nvfp4_support; utils.py assert_dim_for_fp8_exec): a GPU without the format, or a
+    # GEMM whose dimensions FP8 cannot take, is the job's choice; a CUDA / cuBLASLt too old for FP8 on Ada a version
+    ("FP8 on this GPU", r"\bcompute capability [\d.]+ or higher required for (?:FP8|MXFP8|NVFP4) execution\b|"
+     r"\bMXFP8 \(for all gemm layouts\) is not supported on\b|\bFP8 execution requires\b[^\n]{0,120}\bdivisible by\b",
+     "app-fault", True, "the job asked for a low-precision format (FP8 / MXFP8 / NVFP4) this GPU lacks, or for FP8 "
+     "GEMMs whose dimensions it cannot take", "Run that recipe on a GPU that has the format (FP8: compute "
+     "capability 8.9+), or disable it for the layers whose shapes do not fit (pad them, or keep them in BF16).", {}),
+    ("FP8 software too old", r"\b(?:CublasLt|Cuda) version [\d.]+(?:\.x)? or higher required for FP8\b",
+     "version-mismatch", True, "the CUDA toolkit or cuBLASLt installed is too old for FP8 on this GPU",
+     "Install the CUDA / cuBLAS release Transformer Engine names (12.1+ for FP8 on Ada).", {}),
+    # Triton's runtime (triton/runtime/_allocation.py): a kernel that needs scratch memory (TMA descriptors) launched
+    # with no allocator set, in this thread or context
+    ("Triton allocator", r"\bKernel requires a runtime memory allocation, but no allocator was set\b", "app-fault",
+     True, "one of the job's Triton kernels needs a runtime allocator that was not set where it was launched",
+     "Call triton.set_allocator(...) in the process (and thread / context) that launches the kernel.", {}),
+    # torch.cuda's lazy init replaying a queued call for a device index the process cannot see
+    # (torch/cuda/__init__.py _lazy_init: "CUDA call failed lazily at initialization with error: ..."), and
+    # TensorFlow's GPU list check ("'visible_device_list' listed an invalid GPU id '6' but visible device count is 1")
+    ("device index beyond the visible ones", r"\bCUDA call failed lazily at initialization with error: (?:tuple "
+     r"index out of range|device >= 0 && device < num_gpus)|\bvisible_device_list'? listed an invalid GPU id\b",
+     "device-mapping", True, "a rank used a device index beyond the devices visible to it (CUDA_VISIBLE_DEVICES / "
+     "ROCR_VISIBLE_DEVICES narrowed by the launcher, or changed after CUDA started)",
+     "Use indices within the visible devices (LOCAL_RANK under torchrun; 0 when the launcher gives each rank one "
+     "device), and do not change *_VISIBLE_DEVICES after CUDA initialised.", {}),
+    # an MLIR operation's verifier rejecting the job's kernel IR ("error: 'pto.set_validshape' op requires ...",
+    # Triton's "error: 'tt.load' op ..."; mlir/lib/IR/Operation.cpp emitOpError); an operator's own shape check
+    # (op-plugin's "CrossShapeVerify failed, shape N of query must be one of the {64, 128}")
+    ("kernel rejected by its compiler", r"\berror: '[a-z_]\w*\.[\w.]+' op \w|\b\w*ShapeVerify failed\b", "app-fault",
+     True, "a compiler's operation verifier or an operator's shape check rejected the job's kernel or its inputs",
+     "Read the operation and the constraint it names; change the kernel or the shapes it is given.", {}),
+    # OpenSSH's sshd unable to chroot to its privilege-separation directory (sshd-auth.c / session.c: fatal
+    # "chroot(\"%s\"): %s"): a container without CAP_SYS_CHROOT, so every login fails before authentication
+    ("sshd privilege separation", r"\bchroot\(\"[^\"]*\"\): Operation not permitted\b", "ssh", True,
+     "the worker's sshd cannot chroot to its privilege-separation directory (the container lacks CAP_SYS_CHROOT), "
+     "so the launcher's ssh to it fails", "Give the worker container SYS_CHROOT (securityContext capabilities) or "
+     "run sshd with privilege separation the container allows.", {}),
+    # ncclGetErrorString's default ("unknown result code", src/init.cc): a result the loaded libnccl has no text for,
+    # returned through a caller built against another NCCL release (a plugin built for the NCCL of another torch)
+    ("NCCL result of another release", r"\bNCCL (?:error|failure)\b[^\n]{0,200}'unknown result code'",
+     "version-mismatch", True, "an NCCL call returned a result code the loaded NCCL library has no name for: the "
+     "caller was built against another NCCL release than the one loaded", "Use the NCCL release the calling "
+     "library was built for (the torch / container version its docs name), on every node.", {}),
+    # sglang's assert_pkg_version ("sgl-kernel is installed with version 0.1.0, which is less than the minimum
+    # required version 0.1.1"); a library's API called with the arguments of another release ("TypeError:
+    # torch.is_autocast_enabled() takes no arguments (1 given)": a package written for a newer torch)
+    ("below the required version", r"\b(?:less|lower|older) than the (?:minimum )?required version\b|"
+     r"\bTypeError: (?:torch|torch_npu|transformers|deepspeed|megatron|apex|accelerate|vllm|triton|numpy|np)"
+     r"\.[\w.]+\(\) (?:takes|got an|missing)\b", "version-mismatch", True,
+     "an installed package is older (or newer) than the code calling it requires",
+     "Install the versions the calling package requires (its requirements), on every node.", {}),
+)
