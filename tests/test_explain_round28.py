@@ -36,6 +36,11 @@ def test_each_fault_of_the_knowledge_base_is_read_from_its_keywords(fault: str, 
     ("[ERROR] HCCL(882,python):2025-03-18-11:02:17.020.433 [hccl_socket_manager.cc:301][882][Find][LocalHostIP]"
      "ip [192.168.3.7] of [HCCL_IF_IP] is not found in the nic list", "wrong-interface"),
     ("RuntimeError: Failed to connect to the meta server node url: 10.0.0.2:8118", "master-unreachable"),
+    # torch_npu's own checks (torch_npu/__init__.py, csrc/core/npu/interface)
+    ("RuntimeError: Two accelerators cannot be used at the same time in PyTorch: npu and cuda. You can install the "
+     "cpu version of PyTorch to use your npu device", "version-mismatch"),
+    ("RuntimeError: The from_ipc_handle method is not supported, please upgrade the HDK(driver) or CANN package.",
+     "driver"),
 ])
 def test_lines_in_the_logs_own_layout(line: str, category: str) -> None:
     assert _best(line)[0] == category

@@ -75,6 +75,16 @@ TOOL_FAMILIES: tuple[tuple[str, str, str | None, bool, str, str, Mapping[str, st
      "version-mismatch", True, "an NCCL call returned a result code the loaded NCCL library has no name for: the "
      "caller was built against another NCCL release than the one loaded", "Use the NCCL release the calling "
      "library was built for (the torch / container version its docs name), on every node.", {}),
+    # round 28: torch_npu's own checks at import and on its driver calls (torch_npu/__init__.py
+    # _check_device_conflict: a torch built for CUDA next to torch_npu; csrc/core/npu: "maybe your hdk version is too
+    # low, please upgrade it", "please upgrade the HDK(driver) or CANN package")
+    ("torch for another accelerator", r"\bTwo accelerators cannot be used at the same time in PyTorch\b",
+     "version-mismatch", True, "a torch built for another accelerator (CUDA) is installed next to torch_npu",
+     "Install the CPU build of torch that torch_npu's release names (or set TORCH_DEVICE_BACKEND_AUTOLOAD=0 to use "
+     "the other device).", {}),
+    ("NPU driver too old", r"\bhdk version is too low\b|\bplease upgrade the HDK\(driver\)", "driver", True,
+     "the NPU driver (HDK) is older than the feature torch_npu calls needs", "Upgrade the NPU driver and firmware "
+     "to the release the CANN / torch_npu version table names.", {}),
     # sglang's assert_pkg_version ("sgl-kernel is installed with version 0.1.0, which is less than the minimum
     # required version 0.1.1"); a library's API called with the arguments of another release ("TypeError:
     # torch.is_autocast_enabled() takes no arguments (1 given)": a package written for a newer torch)
