@@ -58,3 +58,13 @@ def test_part_of_a_keyword_set_is_not_read(line: str) -> None:
 
 def test_the_source_is_pinned() -> None:
     assert "/blob/22bb3d987bc0208c3eb7395e222b661276133c58/" in SOURCE and SOURCE.endswith("kg-config.json")
+
+
+def test_nccl_without_rdma_nics_is_no_missing_device() -> None:
+    """NCCL's INFO ``NET/IB : No device found.`` (a host without RDMA NICs, going on over sockets) is no failure
+    family; a device the job asked for and did not get still is."""
+    from preflight.explain.families import family_of
+
+    assert family_of("node1:2211:2290 [0] NCCL INFO NET/IB : No device found.") is None
+    found = family_of("RuntimeError: No CUDA GPUs are available")
+    assert found is not None and found.category == "device-mapping"

@@ -220,7 +220,9 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      "device plugin, or more than a node has)", "Check `kubectl describe node` (Allocatable) and the device plugin "
      "pods; ask for no more devices per pod than a node has.", {}),
     # round 21: JAX's "no supported devices found for platform CUDA" (a task that sees none of its GPUs)
-    ("device missing", r"invalid device ordinal|no (?:CUDA )?(?:GPUs?|devices?|NPUs?) (?:are )?(?:available|found)|"
+    # round 28: not NCCL's "NET/IB : No device found." (INFO on a host without RDMA NICs: it goes on over sockets)
+    ("device missing", r"invalid device ordinal|(?<!NET/IB : )no (?:CUDA )?(?:GPUs?|devices?|NPUs?) (?:are )?"
+     r"(?:available|found)|"
      r"device not found|No such device|invalid device id|device id error|"
      r"no supported devices found for platform (?:CUDA|ROCM)|"
      # round 25: PALS mpiexec's --gpu-bind it cannot map; a runtime asked to allocate before any device was set
