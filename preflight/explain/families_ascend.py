@@ -168,11 +168,16 @@ def _pattern(sets: tuple[tuple[str, ...], ...]) -> str:
     return "|".join(".*?".join(re.escape(fragment) for fragment in fragments) for fragments in sets)
 
 
+_COMPONENTS = (("MindSpore", "MindSpore"), ("HCC", "HCCL"), ("ERRMSG", "HCCL"), ("CANN_Runtime", "CANN runtime"),
+               ("PyTorch", "torch_npu"), ("MindIE", "MindIE"))
+
+
+def _component(fault: str) -> str:
+    """The component a fault id names (``AISW_CANN_HCCL_001`` -> ``HCCL``)."""
+    return next((name for key, name in _COMPONENTS if key in fault), "vLLM-Ascend")
+
+
 ASCEND_FAMILIES: tuple[tuple[str, str, str | None, bool, str, str, Mapping[str, str]], ...] = tuple(
-    (f"{component}: {name} ({fault})", _pattern(sets), category, True, meaning, fix, {})
+    (f"{_component(fault)}: {name} ({fault})", _pattern(sets), category, True, meaning, fix, {})
     for fault, name, category, sets, meaning, fix in _ROWS
-    for component in ("HCCL" if "HCC" in fault or "ERRMSG" in fault else
-                      "CANN runtime" if "Runtime" in fault and "MindSpore" not in fault else
-                      "torch_npu" if "PyTorch" in fault else "MindSpore" if "MindSpore" in fault else
-                      "MindIE" if "MindIE" in fault else "vLLM-Ascend",)
 )

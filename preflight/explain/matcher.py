@@ -351,8 +351,7 @@ def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CA
     decoders = tuple(DECODERS if tables is None else tables)
     files = {name: _uncut(_lines(text)) for name, text in texts.items()}
     result = _explain(files, sigs, decoders)
-    weak = not _named(result) or _by_keywords(result)
-    if weak and result.clean is None and sum(len(lines) for lines in files.values()) <= \
+    if _by_keywords(result) and result.clean is None and sum(len(lines) for lines in files.values()) <= \
             REWRAP_MAX_LINES and any(len(line) >= WRAP_MIN for lines in files.values() for line in lines):
         for sep in ("", " "):  # nothing (or a keyword alone) named a cause: read long lines as cut by a terminal,
             # then by an editor; round 27: a signature or code on the rejoined line beats a keyword on its cut half
@@ -363,11 +362,10 @@ def explain_texts(texts: Mapping[str, str], signatures: Iterable[Signature] = CA
     if resemble and result.clean is None and all(m.signature.category == "unknown" for m in result.matches):
         anchors = [(s.file, s.line_number) for s in result.suspects] + [(m.file, m.line_number) for m in result.matches]
         result.matches = [*_resembling(files, anchors, shows_failure(result)), *result.matches]
-        if not _named(result):  # round 26: an operator's own check that failed
+        check = None if _named(result) else operator_evidence(list(files.values()))
+        if check is not None:  # round 26: an operator's own check that failed (facts read only then)
             per_file = [(name, lines, file_facts(lines, name)) for name, lines in files.items()]
-            found = _evidence_matches(per_file, operator_evidence(list(files.values())))
-            if found:
-                result.matches, result.suspects = _order([*found, *result.matches]), []
+            result.matches, result.suspects = _order([*_evidence_matches(per_file, check), *result.matches]), []
     return result
 
 
@@ -411,7 +409,7 @@ def shows_failure(result: Explanation) -> bool:
 
 
 def _by_keywords(result: Explanation) -> bool:
-    """Every real cause named is a keyword family's (no signature or code named one)."""
+    """Every real cause named is a keyword family's (no signature or code named one); true when none is named."""
     return all(m.layer == "family" for m in result.matches
                if m.signature.root_cause and not m.harmless and not names_nothing(m))
 
