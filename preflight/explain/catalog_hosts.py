@@ -66,12 +66,27 @@ HOSTS: tuple[Signature, ...] = (
     Signature(
         "torch.shm_segment_nospace", "shm",
         (r"unable to (?:resize|write to) file <?/torch_[\w]+>?(?: to the right size)?: No space left on device",
-         r"unable to (?:resize|write to) file <?/torch_[\w]+>?.{0,40}\(28\)"),
+         r"unable to (?:resize|write to) file <?/torch_[\w]+>?.{0,40}\(28\)",
+         # round 29: MapAllocator's posix_fallocate check ("unable to allocate shared memory(shm) for file <%s>: %s
+         # (%d)"), EAGAIN / ENOSPC / ENOMEM when /dev/shm cannot hold the segment (recorded_h200_5)
+         r"unable to allocate shared memory\(shm\) for file <?/torch_[\w]+>?"),
         "torch could not grow a shared-memory segment it passes tensors between processes with (DataLoader "
         "workers, torch.multiprocessing): /dev/shm is full or too small (docker's 64 MB default).",
         "Run the container with --shm-size=8g (or --ipc=host) or enlarge /dev/shm; fewer DataLoader workers "
         "need less; `torch.multiprocessing.set_sharing_strategy('file_system')` does not help a full /dev/shm.",
         ("os.shm",), "https://github.com/idiap/ESLAM/issues/20", weight=74),
+    # round 29: torch/utils/data/dataloader.py's check of its workers (_try_get_data): a worker that died without
+    # reporting (a bus error in a full /dev/shm, the OOM killer, a segfault); a symptom that yields to the cause
+    Signature(
+        "torch.dataloader_worker_exited", "shm",
+        (r"DataLoader worker \(pid\(s\) [\d, ]+\) exited unexpectedly",),
+        "A DataLoader worker process died without reporting an error: most often a bus error when /dev/shm is too "
+        "small for the batches the workers hand over (docker's 64 MB default), else the OOM killer or a crash in a "
+        "worker (an earlier line of the log says which).",
+        "Run the container with --shm-size=8g (or --ipc=host) or enlarge /dev/shm; check `dmesg | grep -i oom` on "
+        "the node; num_workers=0 shows a worker's own error.",
+        ("os.shm",), "https://github.com/facebookresearch/detectron2/issues/384", weight=20,
+        root_cause=False),
     Signature(
         "nccl.ibv_reg_mr_failed", "memlock",
         (r"Call to ibv_reg_mr\w* failed(?: with error)? Cannot allocate memory",
@@ -89,7 +104,8 @@ HOSTS: tuple[Signature, ...] = (
         "peers' connections in the collective library's bootstrap: the limit is too low for the job's rank count.",
         "Raise the soft limit in the job's launch script or hosts.yaml `setup:`: `ulimit -n \"$(ulimit -Hn)\"` "
         "(the hard limit must allow it: /etc/security/limits.d nofile, docker --ulimit nofile=1048576:1048576).",
-        ("os.files",), "https://github.com/aws-neuron/aws-neuron-sdk/issues/713", weight=72),
+        # round 29: above os.too_many_open_files (76), the same limit read without the bootstrap's context
+        ("os.files",), "https://github.com/aws-neuron/aws-neuron-sdk/issues/713", weight=77),
     # --- RDMA / fabric -------------------------------------------------------------------------
     Signature(
         "nccl.no_ib_device", "rdma",

@@ -125,7 +125,9 @@ TORCH: tuple[Signature, ...] = (
         "descriptors, many sockets, or a low `ulimit -n`.",
         "Raise the limit (`ulimit -n 65535`, LimitNOFILE= in the unit, nofile in limits.conf) or use "
         "torch.multiprocessing.set_sharing_strategy('file_system'); fewer dataloader workers.",
-        ("os.files",), "https://github.com/MhLiao/MaskTextSpotterV3/issues/51", weight=72),
+        # round 29: above nccl.no_net_plugin (74): NCCL's "Call to getifaddrs failed: Too many open files" fails every
+        # NET plugin, and its "Failed to initialize any NET plugin" after it is the consequence (recorded_h200_5)
+        ("os.files",), "https://github.com/MhLiao/MaskTextSpotterV3/issues/51", weight=76),
     # --- round 3: the torch build, an absurd allocation --------------------------------------------------------
     Signature(
         "torch.not_compiled_with_cuda", "version-mismatch",

@@ -437,7 +437,7 @@ def _explain(files: Mapping[str, list[str]], sigs: tuple[Signature, ...], decode
                          for m in matched if not m.harmless}
             found.extend(m for m in code_matches(lines, name, index, decoders, explained, facts)
                          if m.line_number not in moot)
-    if not any(not m.harmless and not names_nothing(m) for m in found):
+    if not any(not m.harmless and not names_nothing(m) and m.signature.root_cause for m in found):
         for index, (name, lines, facts) in enumerate(per_file):
             found.extend(family_matches(lines, name, index, facts))
     result.matches = _order(found)

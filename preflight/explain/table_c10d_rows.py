@@ -332,7 +332,8 @@ ROWS: tuple[Row, ...] = (
         "that already did it own the process group.", ("trying to initialize the default process group twice!",),
         checks=()),
     Row("init_method incomplete", "launch-args",
-        "init_process_group's init_method does not say what its rendezvous needs: tcp:// without a port, "
+        "init_process_group's init_method does not say what its rendezvous needs: tcp:// without a port (or one "
+        "out of range), "
         "file:// without a path, no rank / world_size, an unknown scheme, or a FileStore for no workers.",
         "Pass a complete URL (tcp://HOST:PORT, file:///shared/path) with rank= and world_size=, or use env:// "
         "under a launcher that sets MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE.",
@@ -340,7 +341,13 @@ ROWS: tuple[Row, ...] = (
          "Error initializing torch.distributed using {} rendezvous: rank parameter missing",
          "Error initializing torch.distributed using {} rendezvous: world size parameter missing",
          "Error initializing torch.distributed using {} rendezvous: path missing", "No rendezvous handler for {}://",
-         "Number of workers for FileStore should be greater than zero"), checks=()),
+         "Number of workers for FileStore should be greater than zero",
+         # round 29: the rest of rendezvous.py's checks (torch 2.13): a port out of range, a rank or world size that
+         # is no integer (an unset variable read as None), a rendezvous iterator asked a second time
+         "port must have value from 0 to 65535 but was {}.", "`rank` must be an integer. {}",
+         "`world_size` must be an integer. {}", "`url` must be a string. {}: {}",
+         "Unable to perform re-rendezvous using {} method", "Unable to perform rerendezvous using {} method"),
+        checks=()),
     Row("env:// variable not set", "launch-args",
         "init_process_group(init_method='env://') found no MASTER_ADDR / MASTER_PORT / RANK / WORLD_SIZE.",
         "Start it with a launcher that sets them (torchrun, deepspeed, accelerate), or export them.",

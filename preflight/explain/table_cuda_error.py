@@ -24,6 +24,8 @@ from CUDA 13.0's ``cuda.h``) share the numbers and map onto the same entries. Lo
 [('710', 'cudaErrorAssert', 'app-fault')]
 >>> TABLE.find("Failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected")
 ['100']
+>>> TABLE.find("RuntimeError: Triton Error [CUDA]: device kernel image is invalid")
+['200']
 >>> TABLE.find("cuda runtime error (46) : all CUDA-capable devices are busy or unavailable at THCStorage.cu:66")
 ['46']
 """
@@ -312,10 +314,11 @@ _TEXTS = sorted([(t.lower(), str(c)) for c, _, t in _ROWS if c] +
 _BARE = [(t, c) for t, c in _TEXTS if c in {"34", "35", "46", "98", "100", "209", "214", "217", "220", "222", "226",
                                             "700", "710", "715", "716", "719", "802", "803", "804"}]
 _NAME = re.compile(r"\b(cuda(?:Error[A-Za-z]+|Success)|CUDA_(?:ERROR_[A-Z0-9_]+|SUCCESS))\b")
-# "CUDA: " is MXNet's CUDA_CALL (``CUDA: invalid device ordinal``); round 23: the CUDA samples' / nccl-tests'
-# ``Cuda failure test.cu:20 'peer mapping resources exhausted'`` puts the file and line between
+# "CUDA: " is MXNet's CUDA_CALL (``CUDA: invalid device ordinal``), "[CUDA]: " Triton's driver check (round 29:
+# ``Triton Error [CUDA]: device kernel image is invalid``, cuGetErrorString's text); round 23: the CUDA samples' /
+# nccl-tests' ``Cuda failure test.cu:20 'peer mapping resources exhausted'`` puts the file and line between
 _MARKER = re.compile(r"(?:\bcuda(?: runtime)? error|\bcuda failure(?:\s+[\w./-]+:\d+)?|\bTHCudaCheck FAIL[^:]*"
-                     r"|\bCUDA_ERROR_[A-Z_]+|\bcudaError[A-Za-z]*|\bcuda(?=: ))\s*(?:\(?\d+\)?)?\s*[:'\"=,]*\s*",
+                     r"|\bCUDA_ERROR_[A-Z_]+|\bcudaError[A-Za-z]*|\bcuda\]?(?=: ))\s*(?:\(?\d+\)?)?\s*[:'\"=,]*\s*",
                      re.IGNORECASE)
 _NUMBER = re.compile(r"\bcudaError(?:_t)?\s*[=:(]?\s*(\d+)\b|\bCUDA error(?: code)?\s*[=:#]?\s*(\d+)\b"
                      r"|\bcuda\b[^\n]{0,80}?\berror code\s*[=:]?\s*(\d+)\b"
