@@ -168,7 +168,10 @@ CUDA: tuple[Signature, ...] = (
         "names which, usually a driver/runtime mismatch or a GPU in a bad state.",
         "Run with NCCL_DEBUG=INFO, read the `Cuda failure N` line; check driver vs CUDA versions and "
         "`nvidia-smi` on that node.",
-        ("versions.gpu_driver", "versions.cuda"), "https://github.com/NVIDIA/nccl/issues/1410", weight=40),
+        # round 30: a wrapper, as its text says: the ``Cuda failure N '...'`` under ``Last error:`` is the cause (an
+        # out-of-memory there is ``oom``); alone it still reads as a CUDA call NCCL saw fail
+        ("versions.gpu_driver", "versions.cuda"), "https://github.com/NVIDIA/nccl/issues/1410", weight=40,
+        root_cause=False),
     Signature(
         "cuda.invalid_device_ordinal_thc", "device-mapping",
         (r"cuda runtime error \((?:10|101)\) : invalid device ordinal",

@@ -154,7 +154,10 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     # (not an import a local directory shadows: "cannot import name X from 'pkg' (unknown location)" is a folder
     # named like the package, without __init__.py, in the working directory: the user's setup, no version at
     # fault. "No module named 'pkg._C'" stays: a wheel for another Python as often as a run inside a source tree)
-    ("package / version", r"\bNo module named\b|\bcannot import name\b(?![^\n]*\(unknown location\))|"
+    # round 30: nor one whose module is a path of the job's own tree ("cannot import name 'Dataset' from 'datasets'
+    # (./torchtitan/datasets/__init__.py)": a folder of the job named like the package shadows it)
+    ("package / version", r"\bNo module named\b|\bcannot import name\b(?![^\n]*\(unknown location\))"
+     r"(?![^\n]*\(\.\.?/)|"
      r"version [`'\u2018]?GLIBC\w*_[\d.]+'? not found|compiled with different|compiled using NumPy \d|"
      r"Cannot find a working triton installation|"
      # round 10: a package's submodule without the attribute its caller expects (an API another version has; a

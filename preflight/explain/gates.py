@@ -30,7 +30,7 @@ _CANN = Gate(shape=re.compile(r"e[a-z0-9][0-9]{4}"))
 _ACL = Gate(("acl_error", "aclnn_err"), re.compile(r"[1-5][0-9]{5}"))
 
 GATES: dict[str, Gate] = {
-    "cann": _CANN, "hcomm": _CANN, "cann_inner": _CANN, "cann_ops": _CANN, "ge": _CANN,
+    "cann": _CANN, "hcomm": _CANN, "cann_inner": _CANN, "cann_opbase": _CANN, "cann_ops": _CANN, "ge": _CANN,
     # torch_npu's "HCCL function error", HCCL_E_* names, HCCL's errNo[0x...] (its "call trace: hcclRet -> N" is read
     # on HCCL lines only)
     "hccl_result": Gate(("hccl", "errno")),

@@ -14,6 +14,7 @@ from preflight.explain import (
     table_ascend_driver,
     table_atb,
     table_cann,
+    table_cann_opbase,
     table_cann_ops,
     table_cann_text,
     table_cuda_error,
@@ -41,6 +42,7 @@ from preflight.explain.table_vllm import TABLE as VLLM
 
 DECODERS: tuple[CodeTable, ...] = (
     *table_cann.TABLES,  # Ascend: CANN EE/EH/EI/EJ/EK/EL/EZ codes
+    table_cann_opbase.TABLE,  # Ascend: opbase's operator parameter checks (EZ0008-EZ0038)
     table_cann_ops.TABLE,  # Ascend: CANN operator/compiler/AI CPU codes (E2-E9xxxx, EA/EB/EF/EM/EO/EP)
     table_ge.TABLE,  # Ascend: CANN Graph Engine codes (E1xxxx: options, paths, ranktable values, models)
     table_cann_text.TABLE,  # Ascend: those three tables' messages by their text, when the code is not on the line

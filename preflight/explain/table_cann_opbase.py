@@ -1,0 +1,103 @@
+"""The operator parameter checks' error codes of CANN's opbase (``EZ0008`` to ``EZ0038``): what an aclnn operator
+reports through op_common's ``OP_LOGE_FOR_*`` macros when it rejects a parameter, a shape, a dtype, a format or a
+file, decoded even when no log sample of a code exists. ``table_cann`` reads the runtime's error-code JSON, which
+has EZ0001-EZ0007 and the EZ1xxx-EZ9xxx codes; these are the ones only opbase's own message list carries.
+
+Source: the predefined messages in hicann/opbase ``src/op_common/log/log.cpp`` (``g_msg``, 62 entries) at aa3cd74
+(2026-07-22); the 31 codes that neither ``table_cann`` nor ``table_cann_ops`` holds. An operator rejecting a
+parameter (errTitle ``Invalid_Argument*``) is the job's ``app-fault``; an operator's file or configuration item
+(``File_Operation_Error_*``, ``Config_Error``) is ``launch-args``.
+
+>>> [(d.code.code, d.code.name, d.code.category) for d in TABLE.decode(
+...     "RuntimeError: Invalid_Argument(EZ0027): Parameters query_quant_mode of FusedInferAttentionScore have "
+...     "incorrect values 3. Reason: In per-tensor scenario ...")]
+[('EZ0027', 'Invalid_Argument', 'app-fault')]
+"""
+
+from __future__ import annotations
+
+from preflight.explain.decode import Code, CodeTable
+from preflight.explain.table_cann import CHECKS, find
+
+SOURCE = ("https://github.com/hicann/opbase/blob/aa3cd74b7f6d772acd64ff48292a7e65a9bc8142/"
+          "src/op_common/log/log.cpp")
+VERSION = "hicann/opbase aa3cd74 (CANN 9.x op_common)"
+
+# (code, errTitle, ErrMessage, category), in the file's order
+ROWS: tuple[tuple[str, str, str, str], ...] = (
+    ("EZ0008", "Invalid_Argument_Tensor_Shape",
+     "Parameter %s of %s has incorrect shape [%s]. It should be [%s].", "app-fault"),
+    ("EZ0009", "Invalid_Argument_Tensor_Shape",
+     "Parameter %s of %s has incorrect shape [%s]. Reason: %s.", "app-fault"),
+    ("EZ0010", "Invalid_Argument_Tensor_Shape",
+     "Parameters %s of %s have incorrect shapes %s. Reason: %s.", "app-fault"),
+    ("EZ0011", "Invalid_Argument_Tensor_Shape_Dim",
+     "Parameter %s of %s has incorrect shape dim %s. It should be %s.", "app-fault"),
+    ("EZ0012", "Invalid_Argument_Tensor_Shape_Dim",
+     "Parameter %s of %s has incorrect shape dim %s. Reason: %s.", "app-fault"),
+    ("EZ0013", "Invalid_Argument_Tensor_Shape_Dim",
+     "Parameters %s of %s have incorrect shape dims %s. Reason: %s.", "app-fault"),
+    ("EZ0014", "Invalid_Argument_Tensor_Shape_Size",
+     "Parameter %s of %s has incorrect shape size %s. It should be %s.", "app-fault"),
+    ("EZ0015", "Invalid_Argument_Tensor_Shape_Size",
+     "Parameter %s of %s has incorrect shape size %s. Reason: %s.", "app-fault"),
+    ("EZ0016", "Invalid_Argument_Tensor_Shape_Size",
+     "Parameters %s of %s have incorrect shape sizes %s. Reason: %s.", "app-fault"),
+    ("EZ0017", "Invalid_Argument_Tensor_Format",
+     "Parameter %s of %s has incorrect format %s. It should be %s.", "app-fault"),
+    ("EZ0035", "Invalid_Argument_Tensor_Format",
+     "Parameter %s of %s has incorrect format %s. Reason: %s.", "app-fault"),
+    ("EZ0018", "Invalid_Argument_Tensor_Format",
+     "Parameters %s of %s have incorrect formats %s. Reason: %s.", "app-fault"),
+    ("EZ0019", "Invalid_Argument_Tensor_Dtype",
+     "Parameter %s of %s has incorrect dtype %s. It should be %s.", "app-fault"),
+    ("EZ0020", "Invalid_Argument_Tensor_Dtype",
+     "Parameter %s of %s has incorrect dtype %s. Reason: %s.", "app-fault"),
+    ("EZ0021", "Invalid_Argument_Tensor_Dtype",
+     "Parameters %s of %s have incorrect dtypes %s. Reason: %s.", "app-fault"),
+    ("EZ0022", "Invalid_Argument",
+     "Parameter %s of %s has invalid tensor num %ld. It should be %s.", "app-fault"),
+    ("EZ0023", "Invalid_Argument",
+     "Parameters %s of %s have invalid tensor nums %s. Reason: %s.", "app-fault"),
+    ("EZ0024", "Invalid_Argument",
+     "Parameter %s of %s has incorrect value %s. It should be %s.", "app-fault"),
+    ("EZ0025", "Invalid_Argument",
+     "Parameter %s of %s has invalid list size %s. It should be %s.", "app-fault"),
+    ("EZ0026", "Invalid_Argument",
+     "Parameter %s of %s has incorrect value %s. Reason: %s.", "app-fault"),
+    ("EZ0027", "Invalid_Argument",
+     "Parameters %s of %s have incorrect values %s. Reason: %s.", "app-fault"),
+    ("EZ0028", "Invalid_Argument_Tensor_Stride",
+     "Parameter %s of %s has incorrect stride %s, it should be %s.", "app-fault"),
+    ("EZ0029", "File_Operation_Error_Invalid_Path",
+     "Input path %s is invalid. Reason: %s.", "launch-args"),
+    ("EZ0030", "File_Operation_Error_Open",
+     "Failed to open file %s. Reason: %s.", "launch-args"),
+    ("EZ0031", "File_Operation_Error_Parse",
+     "Failed to parse file %s. Reason: %s.", "launch-args"),
+    ("EZ0032", "Config_Error",
+     "Value %s of configuration item %s in configuration file %s is invalid, it should be %s.", "launch-args"),
+    ("EZ0033", "Config_Error",
+     "Value %s of configuration item %s in configuration file %s is invalid. Reason: %s.", "launch-args"),
+    ("EZ0034", "Config_Error",
+     "Values %s of configuration items %s in configuration file %s are invalid. Reason: %s.", "launch-args"),
+    ("EZ0036", "Invalid_Argument_Graph",
+     "The input graph contains an invalid node %s. Reason: %s.", "app-fault"),
+    ("EZ0037", "Invalid_Argument",
+     "Parameter %s of %s is invalid. Reason: %s.", "app-fault"),
+    ("EZ0038", "Invalid_Argument",
+     "Parameter %s of %s has incorrect element nums %s. Reason: %s.", "app-fault"),
+)
+
+_FIX = {
+    "app-fault": "An operator of the job rejected a parameter it was given (the message names the parameter, the "
+                 "operator and what it should be): fix the call (shapes, dtypes, formats, values), or use the "
+                 "operator's documented constraints; a CANN / torch_npu release that supports the case if it "
+                 "should be valid.",
+    "launch-args": "The operator could not use a file or configuration item it was pointed at: check the path, "
+                   "its permissions and its content (the message names the item and why).",
+}
+
+TABLE = CodeTable("cann_opbase", SOURCE, VERSION,
+                  {code: Code(code, title, message, category, _FIX[category], CHECKS.get(category, ()), True)
+                   for code, title, message, category in ROWS}, find)
