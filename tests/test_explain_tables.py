@@ -100,6 +100,8 @@ UNSEEN: dict[str, tuple[str, str]] = {
     "cuda_libs": ("RuntimeError: cuDNN error: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH",
                   "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"),
     "xid": ("kernel: NVRM: Xid (PCI:0000:3b:00): 94, pid=2154, name=python3, Contained ECC error.", "94"),
+    # round 31: pynvml's class for NVML_ERROR_CORRUPTED_INFOROM (string.capwords of the name), nvmlErrorString's text
+    "nvml": ("pynvml.nvml.NVMLError_CorruptedInforom: Corrupted infoROM", "14"),
     "nccl_result": ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
                     "ProcessGroupNCCL.cpp:3356, NCCL operation in progress, NCCL version 2.21.5", "7"),
     # torch.distributed, the launchers, exit codes: template tables are keyed by the normalized template
@@ -302,7 +304,8 @@ def test_hccl_result_keeps_the_catalog_view() -> None:
 def test_nvidia_table_sizes() -> None:
     # ncclResult_t 0-8 of nccl.h 2.30; NCCL WARN families (their templates: 2.3-2.30 wordings); cudaError_t of
     # CUDA 13.0 with cudaSuccess; the Xid catalog's rows
-    assert [len(t.entries) for t in (NCCL_RESULT, NCCL_WARN, CUDA_ERROR, XID)] == [9, 59, 133, 172]
+    # (round 31: + CUresult 202 and 916, which the runtime enum lacks)
+    assert [len(t.entries) for t in (NCCL_RESULT, NCCL_WARN, CUDA_ERROR, XID)] == [9, 59, 135, 172]
     assert sum(len(row[6]) for row in table_nccl_warn_rows.ROWS) == 239
 
 

@@ -52,6 +52,8 @@ GATES: dict[str, Gate] = {
     # hipErrorXxx / hipSuccess names, "HIP error", a hip_*.cpp runtime log line (table_hip_error)
     "hip_error": Gate(("hiperror", "hipsuccess", "hip error", "hip_")),
     "xid": Gate(("xid",)),
+    # NVML_ERROR_* names, NVMLError_* classes, "initialize NVML", "nvml error", nvidia-smi's device handle (table_nvml)
+    "nvml": Gate(("nvml", "unable to determine the device handle")),
     # an RDMA completion's status: NCCL's "Got completion", IBV_WC_* names, Open MPI's "status number", perftest's
     # "Failed status", libibverbs' texts on a completion / ibv_* / wr_id / wc / cq line (table_ibv_wc)
     "ibv_wc_status": Gate(("completion", "poll_cq", "ibv_", "wr_id", "net/ib", "status number", "failed status"),

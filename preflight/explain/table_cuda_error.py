@@ -8,7 +8,9 @@ of CUDA 10.1 and later (CUDA 10.0 and before numbered them differently: ``cuda r
 triggered``), so a line with a text is decoded by its text, a bare number by this numbering. Older runtimes' wordings
 that differ are kept beside the current one (``all CUDA-capable devices are busy or unavailable`` for 46, as in
 https://github.com/pytorch/pytorch/issues/2704). The driver API's ``CUresult`` names (``CUDA_ERROR_OUT_OF_MEMORY``,
-from CUDA 13.0's ``cuda.h``) share the numbers and map onto the same entries. Logs print a code as:
+from CUDA 13.0's ``cuda.h``) share the numbers and map onto the same entries; ``cuGetErrorString`` of libcuda 580.159
+(recorded on an H200, ``tests/fixtures/code_tables/``) prints the runtime's text for each, and the two codes the runtime
+enum lacks (202, 916) have entries of their own. Logs print a code as:
 
 - torch's c10 check: ``RuntimeError: CUDA error: an illegal memory access was encountered`` (and, from torch 2.6,
   ``Search for `cudaErrorIllegalAddress' in https://docs.nvidia.com/...``); THC before 1.0: ``cuda runtime error (2) :
@@ -225,7 +227,7 @@ _CATEGORY: dict[int, str] = {
     1: "driver", 3: "driver", 4: "driver", 34: "driver", 102: "driver", 103: "driver", 127: "driver", 201: "driver",
     214: "driver", 220: "driver", 221: "driver", 223: "driver", 226: "driver", 304: "driver", 702: "driver",
     800: "driver", 801: "driver", 802: "driver", 803: "driver", 805: "driver", 806: "driver", 807: "driver",
-    808: "driver", 809: "driver", 810: "driver", 999: "driver",
+    808: "driver", 809: "driver", 810: "driver", 916: "driver", 999: "driver",
     217: "p2p", 711: "p2p",
 }  # every other code: app-fault (the job's own kernel or API use)
 _ECHO = frozenset({0, 4, 53, 709, 901})  # they only report an earlier failure (or none)
@@ -299,16 +301,22 @@ _CHECKS_OF: dict[int, tuple[str, ...]] = {35: ("versions.gpu_driver", "versions.
 
 def _code(code: int, name: str, text: str) -> Code:
     category = _CATEGORY.get(code, "app-fault")
-    full = name if name.startswith("cuda") else "cudaError" + name
+    full = name if name.startswith(("cuda", "CUDA_")) else "cudaError" + name
     return Code(str(code), full, text, category, _FIXES.get(code, _FIX[category]),
                 _CHECKS_OF.get(code, _CHECKS[category]), code not in _ECHO)
 
 
-ENTRIES: dict[str, Code] = {str(code): _code(code, name, text) for code, name, text in _ROWS}
+# round 30: the CUresult codes the runtime enum lacks, with cuGetErrorString's text (libcuda 580.159, recorded on an
+# H200: tests/fixtures/code_tables/gpu_error_strings_h200.json; every other driver text is the runtime's own)
+_DRIVER_ONLY: tuple[tuple[int, str, str], ...] = (
+    (202, "CUDA_ERROR_CONTEXT_ALREADY_CURRENT", "context already current"),
+    (916, "CUDA_ERROR_KEY_ROTATION", "an error happened during the key rotation sequence"),
+)
+ENTRIES: dict[str, Code] = {str(code): _code(code, name, text) for code, name, text in (*_ROWS, *_DRIVER_ONLY)}
 _BY_NAME = {entry.name.lower(): key for key, entry in ENTRIES.items()}
 _BY_NAME.update({("CUDA_ERROR_" + n if n != "CUDA_SUCCESS" else n).lower(): str(v) for n, v in _DRIVER.items()
                  if str(v) in ENTRIES})
-_TEXTS = sorted([(t.lower(), str(c)) for c, _, t in _ROWS if c] +
+_TEXTS = sorted([(t.lower(), str(c)) for c, _, t in (*_ROWS, *_DRIVER_ONLY) if c] +
                 [(t.lower(), str(c)) for c, older in _OLDER.items() for t in older], key=lambda item: -len(item[0]))
 # texts no other library prints: recognised without a CUDA marker before them
 _BARE = [(t, c) for t, c in _TEXTS if c in {"34", "35", "46", "98", "100", "209", "214", "217", "220", "222", "226",

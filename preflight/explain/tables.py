@@ -24,6 +24,7 @@ from preflight.explain import (
     table_ibv_wc,
     table_nccl_result,
     table_nccl_warn,
+    table_nvml,
     table_torch_npu,
     table_torch_npu_device,
     table_xid,
@@ -58,6 +59,7 @@ DECODERS: tuple[CodeTable, ...] = (
     table_hip_error.TABLE,  # AMD ROCm: hipError_t (categories of its CUDA twins)
     table_cuda_libs.TABLE,  # NVIDIA: cublasStatus_t, cudnnStatus_t (allocation oom, rejected call, versions)
     table_xid.TABLE,  # NVIDIA: Xid (preflight.xid_catalog)
+    table_nvml.TABLE,  # NVIDIA: nvmlReturn_t (nvidia-smi, the container toolkit, pynvml)
     table_nccl_result.TABLE,  # NVIDIA: ncclResult_t (the summary of a WARN line before it)
     C10D,  # torch.distributed (c10d): Dist*Error, store sockets, ProcessGroupNCCL / Gloo messages
     TORCH_NPU_DIST,  # Ascend: torch_npu's ProcessGroupHCCL checks (tensors, devices, options, hcclUniqueId)
