@@ -129,11 +129,7 @@ def find(line: str) -> list[str]:
         code = next((c for text, c in _TEXTS if lower[m.end():].startswith(text)), None)
         if code is not None:
             found.append((m.end(), code))
-    out: list[str] = []
-    for _, code in sorted(found):
-        if code not in out:
-            out.append(code)
-    return out
+    return list(dict.fromkeys(code for _, code in sorted(found)))
 
 
 TABLE = CodeTable("nvml", SOURCE, VERSION, ENTRIES, find)
