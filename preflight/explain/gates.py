@@ -43,9 +43,8 @@ GATES: dict[str, Gate] = {
     # ATB's "... fail, error code: N" templates and its ERROR_* names (table_atb)
     "atb": Gate(("fail, error code", "error_invalid_", "error_graph_", "error_operation_null", "error_out_of_")),
     # cudaErrorXxx / CUDA_ERROR_XXX names, "CUDA error", "cuda runtime error", "Cuda failure", THCudaCheck, CUresult,
-    # Triton's "[CUDA]: ",
-    # a number
-    # after "error code", and the texts no other library prints (recognised without a CUDA marker)
+    # a number after "error code", Triton's "[CUDA]: " (round 29), and the texts no other library prints (recognised
+    # without a CUDA marker)
     "cuda_error": Gate(("cudaerror", "cudasuccess", "cuda_error", "cuda_success", "cuda error", "cuda runtime error",
                         "curesult", "cuda failure", "thcudacheck", "error code", "[cuda]: ",
                         *(text for text, _ in table_cuda_error._BARE))),
