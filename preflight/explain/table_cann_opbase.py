@@ -18,75 +18,76 @@ from __future__ import annotations
 
 from preflight.explain.decode import Code, CodeTable
 from preflight.explain.table_cann import CHECKS, find
+from preflight.explain.table_cann_ops import category_of
 
 SOURCE = ("https://github.com/hicann/opbase/blob/aa3cd74b7f6d772acd64ff48292a7e65a9bc8142/"
           "src/op_common/log/log.cpp")
 VERSION = "hicann/opbase aa3cd74 (CANN 9.x op_common)"
 
-# (code, errTitle, ErrMessage, category), in the file's order
-ROWS: tuple[tuple[str, str, str, str], ...] = (
+# (code, errTitle, ErrMessage), in the file's order; the category follows from the title (table_cann_ops.category_of)
+ROWS: tuple[tuple[str, str, str], ...] = (
     ("EZ0008", "Invalid_Argument_Tensor_Shape",
-     "Parameter %s of %s has incorrect shape [%s]. It should be [%s].", "app-fault"),
+     "Parameter %s of %s has incorrect shape [%s]. It should be [%s]."),
     ("EZ0009", "Invalid_Argument_Tensor_Shape",
-     "Parameter %s of %s has incorrect shape [%s]. Reason: %s.", "app-fault"),
+     "Parameter %s of %s has incorrect shape [%s]. Reason: %s."),
     ("EZ0010", "Invalid_Argument_Tensor_Shape",
-     "Parameters %s of %s have incorrect shapes %s. Reason: %s.", "app-fault"),
+     "Parameters %s of %s have incorrect shapes %s. Reason: %s."),
     ("EZ0011", "Invalid_Argument_Tensor_Shape_Dim",
-     "Parameter %s of %s has incorrect shape dim %s. It should be %s.", "app-fault"),
+     "Parameter %s of %s has incorrect shape dim %s. It should be %s."),
     ("EZ0012", "Invalid_Argument_Tensor_Shape_Dim",
-     "Parameter %s of %s has incorrect shape dim %s. Reason: %s.", "app-fault"),
+     "Parameter %s of %s has incorrect shape dim %s. Reason: %s."),
     ("EZ0013", "Invalid_Argument_Tensor_Shape_Dim",
-     "Parameters %s of %s have incorrect shape dims %s. Reason: %s.", "app-fault"),
+     "Parameters %s of %s have incorrect shape dims %s. Reason: %s."),
     ("EZ0014", "Invalid_Argument_Tensor_Shape_Size",
-     "Parameter %s of %s has incorrect shape size %s. It should be %s.", "app-fault"),
+     "Parameter %s of %s has incorrect shape size %s. It should be %s."),
     ("EZ0015", "Invalid_Argument_Tensor_Shape_Size",
-     "Parameter %s of %s has incorrect shape size %s. Reason: %s.", "app-fault"),
+     "Parameter %s of %s has incorrect shape size %s. Reason: %s."),
     ("EZ0016", "Invalid_Argument_Tensor_Shape_Size",
-     "Parameters %s of %s have incorrect shape sizes %s. Reason: %s.", "app-fault"),
+     "Parameters %s of %s have incorrect shape sizes %s. Reason: %s."),
     ("EZ0017", "Invalid_Argument_Tensor_Format",
-     "Parameter %s of %s has incorrect format %s. It should be %s.", "app-fault"),
+     "Parameter %s of %s has incorrect format %s. It should be %s."),
     ("EZ0035", "Invalid_Argument_Tensor_Format",
-     "Parameter %s of %s has incorrect format %s. Reason: %s.", "app-fault"),
+     "Parameter %s of %s has incorrect format %s. Reason: %s."),
     ("EZ0018", "Invalid_Argument_Tensor_Format",
-     "Parameters %s of %s have incorrect formats %s. Reason: %s.", "app-fault"),
+     "Parameters %s of %s have incorrect formats %s. Reason: %s."),
     ("EZ0019", "Invalid_Argument_Tensor_Dtype",
-     "Parameter %s of %s has incorrect dtype %s. It should be %s.", "app-fault"),
+     "Parameter %s of %s has incorrect dtype %s. It should be %s."),
     ("EZ0020", "Invalid_Argument_Tensor_Dtype",
-     "Parameter %s of %s has incorrect dtype %s. Reason: %s.", "app-fault"),
+     "Parameter %s of %s has incorrect dtype %s. Reason: %s."),
     ("EZ0021", "Invalid_Argument_Tensor_Dtype",
-     "Parameters %s of %s have incorrect dtypes %s. Reason: %s.", "app-fault"),
+     "Parameters %s of %s have incorrect dtypes %s. Reason: %s."),
     ("EZ0022", "Invalid_Argument",
-     "Parameter %s of %s has invalid tensor num %ld. It should be %s.", "app-fault"),
+     "Parameter %s of %s has invalid tensor num %ld. It should be %s."),
     ("EZ0023", "Invalid_Argument",
-     "Parameters %s of %s have invalid tensor nums %s. Reason: %s.", "app-fault"),
+     "Parameters %s of %s have invalid tensor nums %s. Reason: %s."),
     ("EZ0024", "Invalid_Argument",
-     "Parameter %s of %s has incorrect value %s. It should be %s.", "app-fault"),
+     "Parameter %s of %s has incorrect value %s. It should be %s."),
     ("EZ0025", "Invalid_Argument",
-     "Parameter %s of %s has invalid list size %s. It should be %s.", "app-fault"),
+     "Parameter %s of %s has invalid list size %s. It should be %s."),
     ("EZ0026", "Invalid_Argument",
-     "Parameter %s of %s has incorrect value %s. Reason: %s.", "app-fault"),
+     "Parameter %s of %s has incorrect value %s. Reason: %s."),
     ("EZ0027", "Invalid_Argument",
-     "Parameters %s of %s have incorrect values %s. Reason: %s.", "app-fault"),
+     "Parameters %s of %s have incorrect values %s. Reason: %s."),
     ("EZ0028", "Invalid_Argument_Tensor_Stride",
-     "Parameter %s of %s has incorrect stride %s, it should be %s.", "app-fault"),
+     "Parameter %s of %s has incorrect stride %s, it should be %s."),
     ("EZ0029", "File_Operation_Error_Invalid_Path",
-     "Input path %s is invalid. Reason: %s.", "launch-args"),
+     "Input path %s is invalid. Reason: %s."),
     ("EZ0030", "File_Operation_Error_Open",
-     "Failed to open file %s. Reason: %s.", "launch-args"),
+     "Failed to open file %s. Reason: %s."),
     ("EZ0031", "File_Operation_Error_Parse",
-     "Failed to parse file %s. Reason: %s.", "launch-args"),
+     "Failed to parse file %s. Reason: %s."),
     ("EZ0032", "Config_Error",
-     "Value %s of configuration item %s in configuration file %s is invalid, it should be %s.", "launch-args"),
+     "Value %s of configuration item %s in configuration file %s is invalid, it should be %s."),
     ("EZ0033", "Config_Error",
-     "Value %s of configuration item %s in configuration file %s is invalid. Reason: %s.", "launch-args"),
+     "Value %s of configuration item %s in configuration file %s is invalid. Reason: %s."),
     ("EZ0034", "Config_Error",
-     "Values %s of configuration items %s in configuration file %s are invalid. Reason: %s.", "launch-args"),
+     "Values %s of configuration items %s in configuration file %s are invalid. Reason: %s."),
     ("EZ0036", "Invalid_Argument_Graph",
-     "The input graph contains an invalid node %s. Reason: %s.", "app-fault"),
+     "The input graph contains an invalid node %s. Reason: %s."),
     ("EZ0037", "Invalid_Argument",
-     "Parameter %s of %s is invalid. Reason: %s.", "app-fault"),
+     "Parameter %s of %s is invalid. Reason: %s."),
     ("EZ0038", "Invalid_Argument",
-     "Parameter %s of %s has incorrect element nums %s. Reason: %s.", "app-fault"),
+     "Parameter %s of %s has incorrect element nums %s. Reason: %s."),
 )
 
 _FIX = {
@@ -98,6 +99,10 @@ _FIX = {
                    "its permissions and its content (the message names the item and why).",
 }
 
-TABLE = CodeTable("cann_opbase", SOURCE, VERSION,
-                  {code: Code(code, title, message, category, _FIX[category], CHECKS.get(category, ()), True)
-                   for code, title, message, category in ROWS}, find)
+
+def _code(code: str, title: str, message: str) -> Code:
+    category = category_of(code, title)
+    return Code(code, title, message, category, _FIX[category], CHECKS.get(category, ()), True)
+
+
+TABLE = CodeTable("cann_opbase", SOURCE, VERSION, {row[0]: _code(*row) for row in ROWS}, find)

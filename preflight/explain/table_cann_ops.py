@@ -68,7 +68,7 @@ def category_of(code: str, title: str) -> str:
     if family == "EM":
         return "driver"  # the queue_schedule process on the device
     if title.startswith(_CONFIG) or title == "File_Operation_Error_Invalid_Path" or (
-            family == "EP" and title.startswith("File_Operation_Error")):
+            family in ("EP", "EZ") and title.startswith("File_Operation_Error")):  # EZ: opbase's (table_cann_opbase)
         return "launch-args"
     if title.startswith(_PACKAGE) or (family in ("E2", "E4") and title.startswith("File_Operation_Error")):
         return "version-mismatch"  # an OPP / fusion file CANN installs is missing or unreadable
