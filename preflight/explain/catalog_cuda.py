@@ -198,6 +198,18 @@ CUDA: tuple[Signature, ...] = (
         "supported combination.",
         ("npu.health", "npu.processes", "versions.npu_driver", "versions.cann"),
         "https://github.com/vllm-project/vllm-ascend/issues/4284", weight=85),
+    # round 32: torch_npu's device start-up (NpuSysCtrl::Initialize) failing with one of ACL's generic internal codes
+    # (500000-500004): no code names a cause, the device did not come up (the driver/firmware state; a reboot)
+    Signature(
+        "torch_npu.init_internal_error", "driver",
+        (r"\bInitialize:\S*npu_sys_ctrl\.cpp:\d+\b[^\n]{0,120}\berror code is 50000[0-4]\b",),
+        "torch_npu could not start the NPU (NpuSysCtrl::Initialize) and the runtime gave only a generic internal "
+        "error: the device, its driver or firmware is not in a usable state.",
+        "Check `npu-smi info` (health, processes), the driver/firmware/CANN versions; reset the device or reboot "
+        "the node.",
+        ("npu.health", "versions.npu_driver", "versions.cann"),
+        "https://www.hiascend.com/document/detail/zh/canncommercial/601/modeldevpt/ptmigr/ptmigr_0100.html",
+        weight=80),
     Signature(
         "torch_npu.libhccl_missing", "driver",
         (r"libhccl\.so: cannot open shared object file",),

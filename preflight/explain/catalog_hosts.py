@@ -87,6 +87,17 @@ HOSTS: tuple[Signature, ...] = (
         "the node; num_workers=0 shows a worker's own error.",
         ("os.shm",), "https://github.com/facebookresearch/detectron2/issues/384", weight=20,
         root_cause=False),
+    # round 32: Paddle's DataLoader wording of the same death (its reader threads' queue torn down)
+    Signature(
+        "paddle.dataloader_queue_killed", "shm",
+        (r"Blocking queue is killed because the data reader raises an exception",),
+        "A Paddle DataLoader reader died and took its blocking queue down: most often /dev/shm too small for the "
+        "worker processes' batches (docker's 64 MB default), else a worker's own exception (an earlier line says "
+        "which).",
+        "Run the container with --shm-size=8g (or --ipc=host) or enlarge /dev/shm; num_workers=0 (or "
+        "use_shared_memory=False) shows a worker's own error.",
+        ("os.shm",), "https://github.com/PaddlePaddle/PaddleClas/blob/d178931fca432204e6b7422bac4f92e09ff22fa4/docs/"
+        "zh_CN/FAQ/faq_2021_s1.md#L34-L36", weight=20, root_cause=False),
     Signature(
         "nccl.ibv_reg_mr_failed", "memlock",
         (r"Call to ibv_reg_mr\w* failed(?: with error)? Cannot allocate memory",

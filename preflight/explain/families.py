@@ -86,7 +86,9 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      "device) and check what else holds it.", {"NET/IB": "memlock"}),
     # round 12: multiprocessing's "received 0 items of ancdata": a DataLoader worker passing tensors as file
     # descriptors (torch's file_descriptor sharing strategy) ran out of them
-    ("too many open files", r"Too many open files|\bEMFILE\b|received 0 items of ancdata", "open-files", True,
+    # round 32: the typos of a retyped line ("Too may open files")
+    ("too many open files", r"Too ma(?:ny|y|n|ney) open files|\bEMFILE\b|received 0 items of ancdata", "open-files",
+     True,
      "the process hit its open-file limit", "Raise `ulimit -n` for the job.", {}),
     # round 15: UCX's shared-memory transport (mm_iface) that cannot allocate its receive FIFO in /dev/shm
     ("shared memory", r"/dev/shm|\bshm_\w+|shared memory|\bmm_iface failed to allocate\b|"
@@ -239,7 +241,13 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
      # round 25: Fabric Manager refusing a driver of another version; the driver library failing its own init as a
      # loader reports it ("cuda driver library init failure: 3"); ollama's GPU discovery never finishing
      r"\bfabric manager\b[^\n]{0,60}\bdon'?t match with driver version\b|\bcuda driver library init failure\b|"
-     r"\bfailure during GPU discovery\b",
+     r"\bfailure during GPU discovery\b|"
+     # round 32: the Fabric Manager missing or stopped on an NVSwitch node (CUDA's 802 in prose); a library's own
+     # check that the driver supports too old a CUDA ("The maximum supported version is 12040 but X requires 12060")
+     r"\b(?:lack|absence|missing|without)\b[^\n]{0,30}\b(?:nvidia-)?fabric ?manager\b|"
+     r"\b(?:nvidia-)?fabric ?manager\b[^\n]{0,40}\b(?:is )?(?:not (?:installed|running|started|active)|inactive "
+     r"\(dead\)|failed to start)\b|"
+     r"\bupdate (?:your )?(?:GPU|NVIDIA|CUDA) drivers?\b[^\n]{0,80}\bmaximum supported version is \d+\b",
      "driver", True, "the accelerator or its driver failed", "Drain the node; check `dmesg` and the device "
      "health, reset or replace it.", {}),
     # round 11: the launch's world size against what the job was built or saved for (``Loading a checkpoint for
