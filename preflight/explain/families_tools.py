@@ -134,3 +134,72 @@ TOOL_FAMILIES: tuple[tuple[str, str, str | None, bool, str, str, Mapping[str, st
      "input of another shape than it was built for)", "Read the operator's own error under it and fix the inputs "
      "the job gives it (shapes, sizes, k within range).", {}),
 )
+
+# round 33: wordings specific enough to be read before the generic families (families.FAMILIES puts them first)
+SPECIFIC_FAMILIES: tuple[tuple[str, str, str | None, bool, str, str, Mapping[str, str]], ...] = (
+    # round 33 (from the spent seventeenth set's misses): a library's own guard of the versions it works with
+    # (DeepSpeed's "Transformers version 4.57.3 exceeds version 4.43.4!", torch's "Dynamo is not supported on Python
+    # 3.12+"); numpy 2's removed aliases (np.product, np.float, np.bool...: "module 'numpy' has no attribute
+    # 'product'"); libcuda's API missing from an older driver (``undefined symbol: cuGreenCtxDestroy``: a driver-API
+    # name, cu + capital; cudart's ``cuda...`` and the math libraries' names are the versions family's)
+    ("version guard of a library", r"\bversion [\d.]+\w* exceeds (?:the )?(?:maximum )?(?:supported )?version "
+     r"[\d.]+|\bis not supported on Python \d+\.\d+\+?|\bmodule 'numpy' has no attribute '(?:product|float|int|bool|"
+     r"object|str|long|unicode|complex|alltrue|sometrue|cumproduct|msort|round_|asfarray|find_common_type|NaN|NAN|"
+     r"Inf|infty|PINF|NINF|string_|unicode_|float_|complex_|cast|mat|in1d|row_stack|trapz)'",
+     "version-mismatch", True, "an installed package (or Python) is of a release another package does not support",
+     "Install the releases the failing package supports (its requirements or release notes), on every node.", {}),
+    ("driver API missing", r"\bundefined symbol: cu(?!da|blas|dnn|sparse|fft|rand|solver|tensor|pti|file|Lt)"
+     r"(?-i:[A-Z])\w*", "driver", True,
+     "a library calls a CUDA driver API the installed NVIDIA driver is too old to export",
+     "Upgrade the NVIDIA driver to a release that has the call (the library's documented minimum), or use a "
+     "build of the library for the installed driver.", {}),
+    # an unbracketed IPv6 literal given as host:port (urllib's "Port could not be cast to integer value as
+    # 'f3:03::e1:c6c9::d:52001'"): the rendezvous URL needs [addr]:port
+    ("IPv6 address without brackets", r"\bPort could not be cast to integer value as\b[^\n]{0,40}'[0-9a-f]*:[0-9a-f]*"
+     r":[0-9a-f:]*'", "address-family", True,
+     "an IPv6 address was written into host:port without brackets, so the port cannot be parsed",
+     "Write IPv6 addresses as [addr]:port in MASTER_ADDR-derived URLs (tcp://[fd00::1]:29500), or use a host name "
+     "or the IPv4 address.", {}),
+    # RDMA memory registration or provider discovery that fails for a reason other than the locked-memory limit
+    # (perftest's "Couldn't allocate MR" / "failed to create mr" on a GPU buffer; libfabric's "fi_getinfo ... provider
+    # verbs returned -2")
+    ("RDMA registration or provider", r"\bCouldn'?t allocate MR\b(?![^\n]*error=12\b)|\bfailed to create mr\b|"
+     r"\bfi_getinfo\b[^\n]{0,40}\bprovider \w+ returned -\d+", "rdma", True,
+     "the RDMA device could not register a buffer (GPUDirect without nvidia-peermem / dma-buf) or the provider "
+     "found no usable device", "Check `ibv_devinfo`, the provider (FI_PROVIDER, its device), and for GPU buffers "
+     "nvidia-peermem or dma-buf support (perftest --use_cuda_dmabuf).", {}),
+    # the job's operator rejecting its arguments: torch's dtype check of a matmul ("mat1 and mat2 must have the same
+    # dtype, but got Half and BFloat16"), ATen's cuBLAS argument check ("at::cuda::blas::bgemm<...> argument ldb must
+    # be positive and less than 2147483647"), MindSpore's operator validation ("For 'Maximum', input1.shape=[0] and
+    # input2.shape=[8]"), an aclnn operator's workspace check ("aclnnRotaryPositionEmbeddingGetWorkspaceSize: The
+    # shape of the input ... is not supported"), an ATB operation's parameter check ("RopeOperation_0 Wrong
+    # rotaryCoeff: 128")
+    ("operator rejected its arguments", r"\bmust have the same dtype, but got \w+ and \w+|\bat::cuda::blas::\w+"
+     r"(?:<[\w:]+>)? argument \w+ must be\b|\b(?:Value|Type|Runtime)Error: For '(?-i:[A-Z])\w*', |"
+     r"\baclnn\w+GetWorkspaceSize\b[^\n]{0,40}\b(?:not supported|invalid|failed)\b|"
+     r"\b(?-i:[A-Z])\w*Operation(?:_\d+)?:? (?-i:Wrong|Invalid) \w+",
+     "app-fault", True, "one of the job's operators rejected the arguments the job gave it (dtype, shape, size)",
+     "Read the operator's message and fix what the job passes it (cast to one dtype, split an oversized batch, a "
+     "shape the operator supports).", {}),
+    # round 33: HCCL's check that both ends of a send/recv (or a collective) are the same operation ("HcomRecv failed,
+    # ret:4 / parameter tag, local end worldCommSendRecv_1_0, remote end worldCommSendRecv_0_1 / parameter cmdType,
+    # local end 4, remote end 5"); the runtime refusing a device another process maps ("Map reg addr fail, maybe
+    # others are using current device"); ray.util.collective's ranks that never met ("Unable to meet other processes
+    # at the rendezvous store"); a framework's device allocation failing outright ("RuntimeError: Allocate memory
+    # failed.")
+    ("the two ends run different operations", r"\bparameter (?:tag|cmdType|count|dataType|dataSize|op|root|srcRank|"
+     r"dstRank|reduceType), local end [^,\n]+, remote end\b", "collective-mismatch", True,
+     "the two ranks of a link issued different operations (another tag, kind, size or order of send/recv)",
+     "Make every rank issue the same collectives and send/recv pairs in the same order (tags for P2P), with the same "
+     "sizes and types.", {}),
+    ("device mapped by another process", r"\bmaybe others are using (?:the )?current device\b", "hccl-stale-process",
+     True, "the device is held by another (often a leftover) process", "Find the holder (`npu-smi info`, `fuser -v "
+     "/dev/davinciN`), end it, or give the job a free device.", {}),
+    ("peers never met at the store", r"\bUnable to meet other processes at the rendezvous store\b", "rendezvous",
+     True, "the ranks of a collective group never all arrived at its rendezvous store (another group name, size, "
+     "or a rank that never called it)", "Create the group on every rank with the same name and world size; check "
+     "that each rank reached the call.", {}),
+    ("device allocation failed", r"\bRuntimeError: Allocate memory failed\b", "oom", True,
+     "the device allocator could not get the memory the job asked for", "Lower the batch / sequence length, free "
+     "what other processes hold on the device, or spread the model over more devices.", {}),
+)

@@ -46,6 +46,13 @@ OPENMPI_ROWS: tuple[Row, ...] = (
         _DAEMON, ("An ORTE daemon has unexpectedly failed after launch and before communicating back to mpirun.",
                   "A PRTE daemon has unexpectedly failed after launch and before communicating back to"),
         checks=("firewall.rules", "net.interface", "net.reachability")),
+    # round 33: orted's own check of its peers' versions (orte/mca/ess/base help: "Open MPI detected a mismatch in
+    # versions between two processes"); the lost daemon that follows it is its consequence
+    Row("versions differ between processes", "version-mismatch",
+        "mpirun and a remote daemon (or two processes) come from different Open MPI installs.",
+        "Use one Open MPI install on every node: the same prefix first in PATH and LD_LIBRARY_PATH of "
+        "non-interactive ssh shells, or mpirun --prefix.",
+        ("Open MPI detected a mismatch in versions between two processes.",), checks=("versions", "os")),
     Row("lost a remote daemon", "fabric",
         "mpirun lost the TCP connection to a node's daemon: the node crashed, rebooted or dropped off the "
         "network (or the daemon died).", "Check that node (uptime, `dmesg`, the OOM killer) and the network to "
