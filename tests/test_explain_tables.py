@@ -32,6 +32,8 @@ from preflight.explain.table_cuda_libs import TABLE as CUDA_LIBS
 from preflight.explain.table_elastic import ROWS as ELASTIC_ROWS
 from preflight.explain.table_elastic import TABLE as ELASTIC
 from preflight.explain.table_exit import TABLE as EXIT
+from preflight.explain.table_flash_attn import ROWS as FLASH_ATTN_ROWS
+from preflight.explain.table_flash_attn import TABLE as FLASH_ATTN
 from preflight.explain.table_gloo import ROWS as GLOO_ROWS
 from preflight.explain.table_gloo import TABLE as GLOO
 from preflight.explain.table_hccl import HCCL_RESULT, HCCL_RESULTS
@@ -61,6 +63,8 @@ SEALED = {"frozen18"}  # the sealed evaluation sets: not read, not listed
 
 # table name -> (a line carrying a code, that code); the code must appear in no log sample
 UNSEEN: dict[str, tuple[str, str]] = {
+    # round 34: FlashAttention 3's Hopper-only option, written from hopper/flash_api.cpp's TORCH_CHECK
+    "flash_attn": ("RuntimeError: q_v is only supported for Hopper GPUs", "q v is only supported for hopper gpus"),
     "torch_npu_dist": ("RuntimeError: Unable to fetch master IP addr, environment variable is null.",
                        "unable to fetch master ip addr environment variable is null"),
     "ascend_drv": ("[drv api] drvGetDevNum failed: drvRetCode=34!", "34"),
@@ -448,11 +452,12 @@ def test_nccl_warn_rows_find_their_own_templates() -> None:
 
 TEMPLATE_TABLES = ((C10D, C10D_ROWS), (ELASTIC, ELASTIC_ROWS), (GLOO, GLOO_ROWS), (DEEPSPEED, DEEPSPEED_ROWS),
                    (ACCELERATE, ACCELERATE_ROWS), (REMOTE_SHELL, REMOTE_SHELL_ROWS), (OPENMPI, OPENMPI_ROWS),
-                   (SLURM, SLURM_ROWS), (VLLM, VLLM_ROWS), (LIGHTNING, LIGHTNING_ROWS))
+                   (SLURM, SLURM_ROWS), (VLLM, VLLM_ROWS), (LIGHTNING, LIGHTNING_ROWS),
+                   (FLASH_ATTN, FLASH_ATTN_ROWS))
 
 
 def test_launcher_table_sizes() -> None:
-    assert [len(t.entries) for t, _ in TEMPLATE_TABLES] == [61, 22, 20, 14, 9, 7, 21, 18, 23, 7]
+    assert [len(t.entries) for t, _ in TEMPLATE_TABLES] == [61, 22, 20, 14, 9, 7, 21, 18, 23, 7, 7]
     # + 46: c10d's torch 1.x wordings (round 10); + 5: Open MPI's hostfile and srun help texts (round 14)
     # - 1: c10d's debug "Remote peer closed the connection." is no failure (recorded_h200_3, a clean exit prints it)
     # + 17: Lightning's device and launcher checks (recorded_h200_4 showed the first)
@@ -461,9 +466,9 @@ def test_launcher_table_sizes() -> None:
     # + 3 (round 25): OpenSSH's changed host key under strict checking (2), Slurm's plugin that cannot load
     # + 3 rows, 5 templates (round 27): Open MPI's TCP BTL reaching another process (2), PMIx without a server;
     # Slurm's CPU binding outside the step (2); + 6 templates (round 29): the rest of rendezvous.py's checks
-    # + 1 (round 33): Open MPI's check of its processes' versions
+    # + 1 (round 33): Open MPI's check of its processes' versions; + 7 rows, 25 templates (round 34): FlashAttention
     assert sum(len(row.templates) for _, rows in TEMPLATE_TABLES for row in rows) == \
-        259 + 36 + 46 + 5 - 1 + 17 + 9 + 1 + 3 + 5 + 6 + 1
+        259 + 36 + 46 + 5 - 1 + 17 + 9 + 1 + 3 + 5 + 6 + 1 + 25
     assert len(EXIT.entries) == 67  # signals 1-31 as -N and 128+N, exit 1, 2, 126, 127, 255
 
 

@@ -148,6 +148,14 @@ SPECIFIC_FAMILIES: tuple[tuple[str, str, str | None, bool, str, str, Mapping[str
      r"Inf|infty|PINF|NINF|string_|unicode_|float_|complex_|cast|mat|in1d|row_stack|trapz)'",
      "version-mismatch", True, "an installed package (or Python) is of a release another package does not support",
      "Install the releases the failing package supports (its requirements or release notes), on every node.", {}),
+    # round 34 (blind to the eighteenth set): a library's import-time requirement check raised as an exception
+    # (transformers' training_args.py "Using the `Trainer` with `PyTorch` requires `accelerate>=0.26.0`: Please run
+    # `pip install transformers[torch]`", its dependency_versions_check "tokenizers>=0.14,<0.19 is required ... but
+    # found tokenizers==0.19.1"): only on an exception's own line, not pip's resolver notes
+    ("requirement check of a library", r"\b(?:Import|Runtime|Value|ModuleNotFound)Error: [^\n]{0,160}\brequires? "
+     r"[`'\"]?[a-z][\w.-]*(?:\[[\w,]+\])?[`'\"]? ?(?:>=|==|~=|<=|>|<) ?[`'\"]?\d", "version-mismatch", True,
+     "a library checked at import that another installed package is of the release it requires, and it is not",
+     "Install the release the message names (`pip install 'pkg>=X'`), on every node.", {}),
     ("driver API missing", r"\bundefined symbol: cu(?!da|blas|dnn|sparse|fft|rand|solver|tensor|pti|file|Lt)"
      r"(?-i:[A-Z])\w*", "driver", True,
      "a library calls a CUDA driver API the installed NVIDIA driver is too old to export",

@@ -19,6 +19,7 @@ from preflight.explain import (
     table_cann_text,
     table_cuda_error,
     table_cuda_libs,
+    table_flash_attn,
     table_ge,
     table_hip_error,
     table_ibv_wc,
@@ -58,6 +59,7 @@ DECODERS: tuple[CodeTable, ...] = (
     table_cuda_error.TABLE,  # NVIDIA: cudaError_t
     table_hip_error.TABLE,  # AMD ROCm: hipError_t (categories of its CUDA twins)
     table_cuda_libs.TABLE,  # NVIDIA: cublasStatus_t, cudnnStatus_t (allocation oom, rejected call, versions)
+    table_flash_attn.TABLE,  # FlashAttention 2/3's checks: a GPU older than sm_80, a build without a feature, tensors
     table_xid.TABLE,  # NVIDIA: Xid (preflight.xid_catalog)
     table_nvml.TABLE,  # NVIDIA: nvmlReturn_t (nvidia-smi, the container toolkit, pynvml)
     table_nccl_result.TABLE,  # NVIDIA: ncclResult_t (the summary of a WARN line before it)
