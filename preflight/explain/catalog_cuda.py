@@ -187,7 +187,10 @@ CUDA: tuple[Signature, ...] = (
         "have, or the job or container was started without GPUs (no --gres=gpu, no nvidia.com/gpu, no --gpus).",
         "Compare CUDA_VISIBLE_DEVICES with `nvidia-smi -L` on that node (unset it, or use indices that exist), "
         "and request the GPUs from the scheduler or container runtime.",
-        ("nccl.visible_devices", "gpu.devices.count"), "https://github.com/jiaw-z/CoR-GS/issues/23", weight=79),
+        ("nccl.visible_devices", "gpu.devices.count"), "https://github.com/jiaw-z/CoR-GS/issues/23", weight=79,
+        # round 35: after torch's "CUDA initialization: <the driver's error>" warning the GPUs were set to zero by
+        # that error, which its own signature or the CUDA table names
+        unless=(r"\bUserWarning: CUDA initialization: ",)),
     # --- Ascend: torch_npu cannot start the device ------------------------------------------------
     Signature(
         "torch_npu.set_device_507033", "driver",
@@ -250,6 +253,28 @@ CUDA: tuple[Signature, ...] = (
         "library mismatch, missing device files in the container, or a driver in a bad state.",
         "Run `nvidia-smi` in the same environment; reload the driver or reboot after an upgrade; check the "
         "container's device mounts.", _DRIVER, "https://github.com/wenet-e2e/wenet/issues/700", weight=60),
+    # round 35 (blind to the eighteenth set): torch's own words for the driver at initialization and for a GPU its
+    # build has no kernels for; torch prints both as warnings (c10/cuda/CUDAFunctions.cpp's "CUDA initialization: ...",
+    # torch/cuda/__init__.py's _check_capability), so they are signatures: a family skips a warning's line
+    Signature(
+        "torch.cuda_unknown_error", "driver",
+        (r"CUDA unknown error - this may be due to an incorrectly set up environment",),
+        "The CUDA driver failed with an unknown error (cudaErrorUnknown) when torch counted or initialised the GPUs: "
+        "the driver's state on this node (updated without a reboot, nvidia_uvm not loaded, after a suspend), "
+        "seldom the CUDA_VISIBLE_DEVICES change the message suggests.",
+        "Check `nvidia-smi` on the node; reboot after a driver update, or load nvidia_uvm (`nvidia-modprobe -u -c=0` "
+        "/ `modprobe nvidia_uvm`); set CUDA_VISIBLE_DEVICES before the process starts.",
+        _DRIVER, "https://github.com/pytorch/pytorch/issues/49081", weight=62),
+    Signature(
+        "torch.gpu_arch_not_in_build", "version-mismatch",
+        (r"with CUDA capability sm_\d+ is not compatible with the current PyTorch installation",
+         r"PyTorch no longer supports this GPU because it is too old",
+         r"which requires CUDA_VERSION >= \d+ to\s+work properly, but your PyTorch was compiled"),
+        "The installed torch was built without kernels for this GPU's architecture (a build for an older CUDA than a "
+        "new GPU needs, or a GPU older than the build supports): its CUDA calls fail with 'no kernel image'.",
+        "Install a torch wheel built for a CUDA release that supports this GPU (`torch.cuda.get_arch_list()` must "
+        "list its sm_XX), on every node with that GPU.",
+        ("versions.cuda", "gpu.devices.smi"), "https://github.com/meituan/YOLOv6/issues/350", weight=70),
     Signature(
         "nvidia_container.cuda_requirement", "driver",
         # round 14: also the bare "requirement error: ..." that docker prints after its own prefix

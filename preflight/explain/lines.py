@@ -66,6 +66,9 @@ _HARMLESS = re.compile(
     r"|NCCL INFO .*\bProceeding without\b",  # NCCL falling back (NVLS bind failed: "Proceeding without NVLS support")
     re.IGNORECASE)
 _PY_WARNING = re.compile(r":\d+: \w*Warning: ")
+# Warnings that state why the job cannot run (round 35): torch's "UserWarning: CUDA initialization: <the driver's
+# error>" sets the visible GPUs to zero, and every later "No CUDA GPUs are available" is its consequence
+_CAUSE_WARNING = re.compile(r"\bUserWarning: CUDA initialization: ")
 
 
 def timestamp(line: str) -> tuple[int, int, float] | None:
@@ -171,7 +174,7 @@ def harmless(line: str) -> bool:
     low = line.lower()
     if not any(word in low for word in ("warn", "deprecat", "will be removed", "omp_num", "proceeding without")):
         return False  # every harmless form carries one of these words: most lines stop here
-    return bool(_HARMLESS.search(line))
+    return bool(_HARMLESS.search(line)) and not _CAUSE_WARNING.search(line)
 
 
 @dataclass(frozen=True)
