@@ -79,7 +79,9 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     # a serving engine's KV cache without a free block (TensorRT-LLM's "No free blocks left") is
     ("out of memory", r"out of memory|\bOOM\b|Cannot allocate memory(?! in static TLS block)|"
      r"insufficient (?:device )?memory|\bNo free blocks left\b|\bCan't allocate new blocks\b|"
-     r"memory (?:allocation|alloc) (?:failed|error)|failed to allocate|\bMemoryError\b|OutOfMemoryError\b|oom-kill|"
+     # round 33: a framework's device allocation failing outright ("RuntimeError: Allocate memory failed.")
+     r"memory (?:allocation|alloc) (?:failed|error)|failed to allocate|\bAllocate memory failed\b|\bMemoryError\b|"
+     r"OutOfMemoryError\b|oom-kill|"
      r"\bbad_alloc\b|memory is not enough|not enough memory|Unable to allocate \d|\bOOMKilled\b|"
      # round 11: GE's memory manager limit, vLLM's start-up check of free device memory
      r"greater than memory manager malloc max size|Free memory .{0,60}less than desired", "oom", True,

@@ -193,8 +193,7 @@ SPECIFIC_FAMILIES: tuple[tuple[str, str, str | None, bool, str, str, Mapping[str
     # ret:4 / parameter tag, local end worldCommSendRecv_1_0, remote end worldCommSendRecv_0_1 / parameter cmdType,
     # local end 4, remote end 5"); the runtime refusing a device another process maps ("Map reg addr fail, maybe
     # others are using current device"); ray.util.collective's ranks that never met ("Unable to meet other processes
-    # at the rendezvous store"); a framework's device allocation failing outright ("RuntimeError: Allocate memory
-    # failed.")
+    # at the rendezvous store") (a framework's "RuntimeError: Allocate memory failed." is the out-of-memory family's)
     ("the two ends run different operations", r"\bparameter (?:tag|cmdType|count|dataType|dataSize|op|root|srcRank|"
      r"dstRank|reduceType), local end [^,\n]+, remote end\b", "collective-mismatch", True,
      "the two ranks of a link issued different operations (another tag, kind, size or order of send/recv)",
@@ -207,7 +206,4 @@ SPECIFIC_FAMILIES: tuple[tuple[str, str, str | None, bool, str, str, Mapping[str
      True, "the ranks of a collective group never all arrived at its rendezvous store (another group name, size, "
      "or a rank that never called it)", "Create the group on every rank with the same name and world size; check "
      "that each rank reached the call.", {}),
-    ("device allocation failed", r"\bRuntimeError: Allocate memory failed\b", "oom", True,
-     "the device allocator could not get the memory the job asked for", "Lower the batch / sequence length, free "
-     "what other processes hold on the device, or spread the model over more devices.", {}),
 )
