@@ -53,6 +53,8 @@ from preflight.explain.table_nccl_warn import TABLE as NCCL_WARN
 from preflight.explain.table_nccl_warn import normalize
 from preflight.explain.table_templates import key as template_key
 from preflight.explain.table_torch_npu import TABLE as TORCH_NPU_ERR
+from preflight.explain.table_ucx import ROWS as UCX_ROWS
+from preflight.explain.table_ucx import TABLE as UCX
 from preflight.explain.table_vllm import ROWS as VLLM_ROWS
 from preflight.explain.table_vllm import TABLE as VLLM
 from preflight.explain.table_xid import TABLE as XID
@@ -63,6 +65,9 @@ SEALED = {"frozen18"}  # the sealed evaluation sets: not read, not listed
 
 # table name -> (a line carrying a code, that code); the code must appear in no log sample
 UNSEEN: dict[str, tuple[str, str]] = {
+    # round 36: UCX's "no remote memory access transport" (ucp_worker), written from UCX's own messages
+    "ucx": ("[1712.1] [n1:77:0] ucp_worker.c:1855 UCX  ERROR no remote memory access transport to n2:78",
+            "destination is unreachable"),
     # round 34: FlashAttention 3's Hopper-only option, written from hopper/flash_api.cpp's TORCH_CHECK
     "flash_attn": ("RuntimeError: q_v is only supported for Hopper GPUs", "q v is only supported for hopper gpus"),
     "torch_npu_dist": ("RuntimeError: Unable to fetch master IP addr, environment variable is null.",
@@ -453,11 +458,11 @@ def test_nccl_warn_rows_find_their_own_templates() -> None:
 TEMPLATE_TABLES = ((C10D, C10D_ROWS), (ELASTIC, ELASTIC_ROWS), (GLOO, GLOO_ROWS), (DEEPSPEED, DEEPSPEED_ROWS),
                    (ACCELERATE, ACCELERATE_ROWS), (REMOTE_SHELL, REMOTE_SHELL_ROWS), (OPENMPI, OPENMPI_ROWS),
                    (SLURM, SLURM_ROWS), (VLLM, VLLM_ROWS), (LIGHTNING, LIGHTNING_ROWS),
-                   (FLASH_ATTN, FLASH_ATTN_ROWS))
+                   (FLASH_ATTN, FLASH_ATTN_ROWS), (UCX, UCX_ROWS))
 
 
 def test_launcher_table_sizes() -> None:
-    assert [len(t.entries) for t, _ in TEMPLATE_TABLES] == [61, 22, 20, 14, 9, 7, 21, 18, 23, 7, 7]
+    assert [len(t.entries) for t, _ in TEMPLATE_TABLES] == [61, 22, 20, 14, 9, 7, 21, 18, 23, 7, 7, 12]
     # + 46: c10d's torch 1.x wordings (round 10); + 5: Open MPI's hostfile and srun help texts (round 14)
     # - 1: c10d's debug "Remote peer closed the connection." is no failure (recorded_h200_3, a clean exit prints it)
     # + 17: Lightning's device and launcher checks (recorded_h200_4 showed the first)
@@ -467,8 +472,9 @@ def test_launcher_table_sizes() -> None:
     # + 3 rows, 5 templates (round 27): Open MPI's TCP BTL reaching another process (2), PMIx without a server;
     # Slurm's CPU binding outside the step (2); + 6 templates (round 29): the rest of rendezvous.py's checks
     # + 1 (round 33): Open MPI's check of its processes' versions; + 7 rows, 25 templates (round 34): FlashAttention
+    # + 12 rows, 40 templates (round 36): UCX's status texts, mlx5 syndromes and transport messages
     assert sum(len(row.templates) for _, rows in TEMPLATE_TABLES for row in rows) == \
-        259 + 36 + 46 + 5 - 1 + 17 + 9 + 1 + 3 + 5 + 6 + 1 + 25
+        259 + 36 + 46 + 5 - 1 + 17 + 9 + 1 + 3 + 5 + 6 + 1 + 25 + 40
     assert len(EXIT.entries) == 67  # signals 1-31 as -N and 128+N, exit 1, 2, 126, 127, 255
 
 
@@ -481,8 +487,8 @@ def _filled(template: str) -> str:
 def test_every_template_finds_its_row(table: CodeTable, rows: Any) -> None:
     for row in rows:
         assert table.entries[template_key(row.templates[0])].name == row.name
-        for template in row.templates:
-            found = table.find("prefix: " + _filled(template) + " :suffix")
+        for template in row.templates:  # a UCX line names UCX (the table's required markers)
+            found = table.find(("UCX  ERROR " if table is UCX else "prefix: ") + _filled(template) + " :suffix")
             assert template_key(row.templates[0]) in found, template
 
 

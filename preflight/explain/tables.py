@@ -28,6 +28,7 @@ from preflight.explain import (
     table_nvml,
     table_torch_npu,
     table_torch_npu_device,
+    table_ucx,
     table_xid,
 )
 from preflight.explain.decode import CodeTable
@@ -55,6 +56,7 @@ DECODERS: tuple[CodeTable, ...] = (
     *table_ascend_driver.TABLES,  # Ascend: the driver's drvError_t (drvRetCode=N), DCMI's -8xxx (npu-smi, plugins)
     table_atb.TABLE,  # Ascend: ATB's ErrorType after an operation's "... fail, error code: N" (MindIE, fused ops)
     table_ibv_wc.TABLE,  # InfiniBand/RoCE: ibv_wc_status of a failed completion (NCCL NET/IB, Open MPI, perftest)
+    table_ucx.TABLE,  # UCX: ucs_status_t texts, mlx5 syndromes, missing transports/devices (Open MPI pml ucx, NIXL)
     table_nccl_warn.TABLE,  # NVIDIA: NCCL WARN messages by template (NET/IB, NET/Socket, Bootstrap, SHM, P2P...)
     table_cuda_error.TABLE,  # NVIDIA: cudaError_t
     table_hip_error.TABLE,  # AMD ROCm: hipError_t (categories of its CUDA twins)
