@@ -19,6 +19,7 @@ from preflight.explain import (
     table_cann_text,
     table_cuda_error,
     table_cuda_libs,
+    table_efa,
     table_flash_attn,
     table_ge,
     table_hip_error,
@@ -56,6 +57,7 @@ DECODERS: tuple[CodeTable, ...] = (
     *table_ascend_driver.TABLES,  # Ascend: the driver's drvError_t (drvRetCode=N), DCMI's -8xxx (npu-smi, plugins)
     table_atb.TABLE,  # Ascend: ATB's ErrorType after an operation's "... fail, error code: N" (MindIE, fused ops)
     table_ibv_wc.TABLE,  # InfiniBand/RoCE: ibv_wc_status of a failed completion (NCCL NET/IB, Open MPI, perftest)
+    table_efa.TABLE,  # AWS EFA: the EFA provider's prov_errno (1-15, 4096-4126) as aws-ofi-nccl prints it
     table_ucx.TABLE,  # UCX: ucs_status_t texts, mlx5 syndromes, missing transports/devices (Open MPI pml ucx, NIXL)
     table_nccl_warn.TABLE,  # NVIDIA: NCCL WARN messages by template (NET/IB, NET/Socket, Bootstrap, SHM, P2P...)
     table_cuda_error.TABLE,  # NVIDIA: cudaError_t
