@@ -58,6 +58,8 @@ GATES: dict[str, Gate] = {
     "ibv_wc_status": Gate(("completion", "poll_cq", "ibv_", "wr_id", "net/ib", "status number", "failed status"),
                           words=frozenset({"wc", "cq"})),
     "cuda_libs": Gate(("cublas_status_", "cudnn_status_")),
+    # the EFA provider's codes on an OFI plugin / libfabric / EFA line (table_efa)
+    "efa": Gate(("net/ofi", "prov_errno", "libfabric", "fi_cq"), words=frozenset({"efa"})),
     # ncclXxx result names, CuPy's NCCL_ERROR_*, "NCCL error" / "NCCL failure", ncclGetErrorString's texts of the
     # codes that stand alone, NCCL INFO's "file.cc:123 -> N" trace
     "nccl_result": Gate(("ncclsuccess", "ncclunhandledcudaerror", "ncclsystemerror", "ncclinternalerror",
