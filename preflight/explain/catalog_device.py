@@ -189,7 +189,9 @@ DEVICE: tuple[Signature, ...] = (
         "physical core count (TRITON_ALL_BLOCKS_PARALLEL=1), or run that op with the eager implementation; "
         "TRITON_DEBUG=1 dumps the failing pass.",
         (), "https://github.com/Ascend/triton-ascend/blob/eeb030e7bb71f8a251c5d378dbe2977e8b8dbb83/docs/en/"
-            "programming_guide.md#how-do-i-avoid-ub-overflow-on-the-npu", weight=72),
+            "programming_guide.md#how-do-i-avoid-ub-overflow-on-the-npu", weight=72,
+        # round 38: a compiler that does not know the chip is a toolchain older than the device (a versions family)
+        unless=(r"\bCannot find option named\b",)),
     Signature(
         "host.bad_alloc", "oom",
         (r"terminate called after throwing an instance of 'std::bad_alloc'",

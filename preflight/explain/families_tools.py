@@ -184,7 +184,7 @@ SPECIFIC_FAMILIES: tuple[tuple[str, str, str | None, bool, str, str, Mapping[str
     # rotaryCoeff: 128")
     ("operator rejected its arguments", r"\bmust have the same dtype, but got \w+ and \w+|\bat::cuda::blas::\w+"
      r"(?:<[\w:]+>)? argument \w+ must be\b|\b(?:Value|Type|Runtime)Error: For '(?-i:[A-Z])\w*', |"
-     r"\baclnn\w+GetWorkspaceSize\b[^\n]{0,40}\b(?:not supported|invalid|failed)\b|"
+     r"\baclnn\w+GetWorkspaceSize\b[^\n]{0,40}\b(?:not supported|not implemented|invalid|failed)\b|"
      r"\b(?-i:[A-Z])\w*Operation(?:_\d+)?:? (?-i:Wrong|Invalid) \w+",
      "app-fault", True, "one of the job's operators rejected the arguments the job gave it (dtype, shape, size)",
      "Read the operator's message and fix what the job passes it (cast to one dtype, split an oversized batch, a "

@@ -38,7 +38,7 @@ GATES: dict[str, Gate] = {
     # torch_npu's "ERR01001 OPS invalid parameter" (table_torch_npu)
     "torch_npu_err": Gate(shape=re.compile(r"err[0-9]{5}")),
     # the runtime's "drvRetCode=6" / "drv ret=0x57" / "drvRet[6]", DRV_ERROR_* names; DCMI's -8xxx and names
-    "ascend_drv": Gate(("drvretcode", "drvret", "drv ret", "drv_error_", "dev_error_")),
+    "ascend_drv": Gate(("drvretcode", "drvret", "drv ret", "drv_error_", "dev_error_", "unable to hal")),
     "dcmi": Gate(("dcmi_err_code_",), re.compile(r"-8[0-9]{3}")),
     # ATB's "... fail, error code: N" templates and its ERROR_* names (table_atb)
     "atb": Gate(("fail, error code", "error_invalid_", "error_graph_", "error_operation_null", "error_out_of_")),

@@ -141,10 +141,13 @@ _DRV_CATEGORY: dict[str, tuple[str, ...]] = {
     "device-mapping": ("NO_DEVICE", "INVALID_DEVICE", "OPER_NOT_PERMITTED", "PERMISSION", "UNAUTHORIZED_ACCESS_DEVICE"),
     "oom": ("OUT_OF_MEMORY", "MALLOC_FAIL"),
     "hccl-stale-process": ("RESOURCE_OCCUPIED", "REPEATED_USERD"),
-    "driver": ("INNER_ERR", "UNINIT", "IOCRL_FAIL", "STATUS_FAIL", "BUS_DOWN", "DEVICE_NOT_READY", "DEV_PROCESS_HANG",
-               "HOT_RESET_IN_PROGRESS", "BIST_HW_ERR", "BIST_SW_ERR", "POWER_OP_FAIL", "TRANS_LINK_ABNORMAL",
-               "TRANS_LINK_ACK_TIMEOUT_ERR", "RECV_MESG", "SEND_MESG", "SOCKET_CONNECT", "REMOTE_NOT_LISTEN",
-               "NET_UNREACH", "CONNECT", "CDQ_ABNORMAL", "MEMORY_OPT_FAIL", "COPY_USER_FAIL", "BAD_ADDRESS"),
+    # round 38: a driver call the installed driver does not support (LMCache-Ascend's "Unable to halHostRegister:
+    # 65534" on a driver older than the 24.1 it needs) is the driver's release
+    "driver": ("NOT_SUPPORT", "INNER_ERR", "UNINIT", "IOCRL_FAIL", "STATUS_FAIL", "BUS_DOWN", "DEVICE_NOT_READY",
+               "DEV_PROCESS_HANG", "HOT_RESET_IN_PROGRESS", "BIST_HW_ERR", "BIST_SW_ERR", "POWER_OP_FAIL",
+               "TRANS_LINK_ABNORMAL", "TRANS_LINK_ACK_TIMEOUT_ERR", "RECV_MESG", "SEND_MESG", "SOCKET_CONNECT",
+               "REMOTE_NOT_LISTEN", "NET_UNREACH", "CONNECT", "CDQ_ABNORMAL", "MEMORY_OPT_FAIL", "COPY_USER_FAIL",
+               "BAD_ADDRESS"),
 }
 _DCMI_ROWS: tuple[tuple[int, str, str, str], ...] = (
     (-8001, "INVALID_PARAMETER", "Incorrect input parameter.", "unknown"),
@@ -201,7 +204,9 @@ DRV_ENTRIES = {str(n): _drv_code(n, name, meaning) for n, name, meaning in DRV_R
 DCMI_ENTRIES = {str(row[0]): _dcmi_code(*row) for row in _DCMI_ROWS}
 _DRV_NAMES = {code.name: key for key, code in DRV_ENTRIES.items()}
 _DCMI_NAMES = {code.name: key for key, code in DCMI_ENTRIES.items()}
-_DRV_NUMBER = re.compile(r"\bdrv(?:RetCode|Ret| ret)\s*[=:\[]\s*(0x[0-9a-fA-F]+|\d+)", re.IGNORECASE)
+# after drvRetCode= / drvRet= / drv ret=, or right after a HAL call's name ("Unable to halHostRegister: 65534")
+_DRV_NUMBER = re.compile(r"\bdrv(?:RetCode|Ret| ret)\s*[=:\[]\s*(0x[0-9a-fA-F]+|\d+)|\bUnable to hal[A-Z]\w+: (\d+)\b",
+                         re.IGNORECASE)
 _DRV_NAME = re.compile(r"\b(D(?:RV|EV)_ERROR_[A-Z_]+)\b")
 _DCMI_NUMBER = re.compile(r"\b(?:ret(?:urn)?(?: code)?(?: is)?|err(?:or)?(?: ?code)?(?: is)?)\s*[=:\[(]?\s*(-8\d{3})\b",
                           re.IGNORECASE)
@@ -214,7 +219,7 @@ def find_drv(line: str) -> list[str]:
     >>> find_drv("[drv api] halGetSocVersion deviceId=0, drv ret=0x57; DRV_ERROR_NO_DEVICE; drvRetCode=0")
     ['87', '1']
     """
-    found = [(m.start(), str(int(m[1], 0))) for m in _DRV_NUMBER.finditer(line)]
+    found = [(m.start(), str(int(m[1] or m[2], 0))) for m in _DRV_NUMBER.finditer(line)]
     found += [(m.start(), _DRV_NAMES[m[1]]) for m in _DRV_NAME.finditer(line) if m[1] in _DRV_NAMES]
     return list(dict.fromkeys(code for _, code in sorted(found) if code in DRV_ENTRIES))
 

@@ -167,6 +167,8 @@ _FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?:terminated|exited) with exit code\s*:?\s*" + _CODE, re.I), "code"),  # spawn, pdsh, srun
     (re.compile(r"exited on\s+signal\s+(\d+)", re.I), "signal"),  # mpirun / prterun
     (re.compile(r"killed by signal\s+(\d+)", re.I), "signal"),  # pdsh
+    # round 38: TGI's launcher ("Download process was signaled to shutdown with signal 7", "Shard 0 ... signal 9")
+    (re.compile(r"signaled to shutdown with signal\s+(\d+)", re.I), "signal"),
     (re.compile(r"non-zero exit status\s+" + _CODE, re.I), "code"),  # subprocess.CalledProcessError
     (re.compile(r"died with <Signals\.(SIG[A-Z0-9]+):\s*\d+>", re.I), "name"),  # CalledProcessError, signal
     (re.compile(r"\bexit status\s*[:=]?\s*" + _CODE, re.I), "code"),

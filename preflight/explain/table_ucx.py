@@ -85,6 +85,23 @@ ROWS: tuple[Row, ...] = (
         ("Connection reset by remote peer", "Endpoint is not connected", "Operation rejected by remote peer",
          "Input/output error", "Operation timed out", "Failed to connect some of the requested endpoints"),
         root_cause=False),
+    # round 38 (the spent eighteenth set, openucx/ucx#6695): UCX's TCP transport dialling the peer at a loopback
+    # address is the interface it picked (lo), not a firewall; 127.0.1.1 is the hostname's loopback entry
+    Row("socket connect to the loopback", "wrong-interface",
+        "UCX's TCP transport dialled the peer at 127.0.0.1: it took the loopback interface as this host's address.",
+        "Pin UCX to the interface the hosts share (`UCX_NET_DEVICES=eth0`, or the RDMA port), so it never "
+        "advertises lo.", ("connect(fd={}, dest_addr=127.0.0.1:{}) failed: Connection refused",
+                           "connect(fd={}, dest_addr=127.0.0.1:{}) failed: Connection timed out")),
+    Row("socket connect to the hostname's loopback", "hostname-loopback",
+        "UCX dialled the peer at 127.0.1.1: the peer's host name resolves to its loopback entry in /etc/hosts.",
+        "Map each host name to its routable address in /etc/hosts (not 127.0.1.1), or pin UCX_NET_DEVICES.",
+        ("connect(fd={}, dest_addr=127.0.1.1:{}) failed: Connection refused",
+         "connect(fd={}, dest_addr=127.0.1.1:{}) failed: Connection timed out")),
+    # round 38 (openucx/ucx#6675): the peers' UCX releases differ (a program linked with one, loading another)
+    Row("worker address version mismatch", "version-mismatch",
+        "The peer's worker address is of another UCX release: the processes load different UCX libraries.",
+        "Load one UCX release everywhere (LD_LIBRARY_PATH, `ucx_info -v` on every node; a program linked with one "
+        "UCX must not pick up another from /usr/lib).", ("address version mismatch: expected {}, actual {}",)),
     Row("socket connect failed", "firewall",
         "UCX's TCP connection to the peer's address timed out or was refused: a firewall or security group, or an "
         "address on an interface the peer cannot route to.",
