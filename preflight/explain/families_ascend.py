@@ -18,7 +18,8 @@ left out, as are keyword sets that name no failure by themselves.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+
+from preflight.explain.families_tools import FamilyRow
 
 SOURCE = ("https://github.com/Ascend/mind-cluster/blob/22bb3d987bc0208c3eb7395e222b661276133c58/component/"
           "ascend-faultdiag/src/ascend_fd/configuration/kg-config.json")
@@ -177,7 +178,7 @@ def _component(fault: str) -> str:
     return next((name for key, name in _COMPONENTS if key in fault), "vLLM-Ascend")
 
 
-ASCEND_FAMILIES: tuple[tuple[str, str, str | None, bool, str, str, Mapping[str, str]], ...] = tuple(
+ASCEND_FAMILIES: tuple[FamilyRow, ...] = tuple(
     (f"{_component(fault)}: {name} ({fault})", _pattern(sets), category, True, meaning, fix, {})
     for fault, name, category, sets, meaning, fix in _ROWS
 )

@@ -14,9 +14,9 @@ above it. Each generalizes one missed log to the tool's message, not to the log'
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from preflight.explain.families_tools import FamilyRow
 
-LAUNCH_FAMILIES: tuple[tuple[str, str, str | None, bool, str, str, Mapping[str, str]], ...] = (
+LAUNCH_FAMILIES: tuple[FamilyRow, ...] = (
     # bash running a launch script whose `\` line continuation broke (a commented-out argument line, a blank after
     # the backslash): the next argument line runs as a command of its own ("line 124: --save: command not found")
     ("an option run as a command", r"\bline \d+: --?[A-Za-z][\w-]*(?:=\S*)?: command not found\b", "launch-args",

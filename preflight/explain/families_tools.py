@@ -16,9 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+# one family: (name, pattern, category, root cause, meaning, fix, category by component)
+FamilyRow = tuple[str, str, str | None, bool, str, str, Mapping[str, str]]
+
 _PORT_UNDER_1024 = r"(?:[1-9]\d?|[1-9]\d\d|10[01]\d|102[0-3])(?![\d.])"
 
-TOOL_FAMILIES: tuple[tuple[str, str, str | None, bool, str, str, Mapping[str, str]], ...] = (
+TOOL_FAMILIES: tuple[FamilyRow, ...] = (
     # a server failing to bind a port under 1024 (TGI's router "error binding to 0.0.0.0:80", Go's and Python's
     # "bind: permission denied" on such a port): only root or CAP_NET_BIND_SERVICE may
     ("privileged port", r"\b(?:error|failed|unable|cannot|can'?t|could not)\b[^\n]{0,20}\b"
@@ -136,7 +139,7 @@ TOOL_FAMILIES: tuple[tuple[str, str, str | None, bool, str, str, Mapping[str, st
 )
 
 # round 33: wordings specific enough to be read before the generic families (families.FAMILIES puts them first)
-SPECIFIC_FAMILIES: tuple[tuple[str, str, str | None, bool, str, str, Mapping[str, str]], ...] = (
+SPECIFIC_FAMILIES: tuple[FamilyRow, ...] = (
     # round 33 (from the spent seventeenth set's misses): a library's own guard of the versions it works with
     # (DeepSpeed's "Transformers version 4.57.3 exceeds version 4.43.4!", torch's "Dynamo is not supported on Python
     # 3.12+"); numpy 2's removed aliases (np.product, np.float, np.bool...: "module 'numpy' has no attribute
