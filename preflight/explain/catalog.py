@@ -15,6 +15,7 @@ True
 from __future__ import annotations
 
 from preflight.explain.catalog_ascend import ASCEND
+from preflight.explain.catalog_builds import BUILDS
 from preflight.explain.catalog_cuda import CUDA
 from preflight.explain.catalog_device import DEVICE
 from preflight.explain.catalog_hosts import HOSTS
@@ -27,6 +28,7 @@ from preflight.explain.signature import CATEGORIES, Signature
 __all__ = ["CATALOG", "CATEGORIES", "SIGNATURES", "Signature"]
 
 # In matching order: the entries of a part keep their order, as when they were one table.
-CATALOG: tuple[Signature, ...] = (*NETWORK, *HOSTS, *ASCEND, *CUDA, *NCCL, *TORCH, *LAUNCHERS, *DEVICE)
+CATALOG: tuple[Signature, ...] = (*NETWORK, *HOSTS, *ASCEND, *CUDA, *NCCL, *TORCH, *LAUNCHERS, *DEVICE,
+                                    *BUILDS)
 
 SIGNATURES: dict[str, Signature] = {s.id: s for s in CATALOG}

@@ -67,8 +67,10 @@ _HARMLESS = re.compile(
     re.IGNORECASE)
 _PY_WARNING = re.compile(r":\d+: \w*Warning: ")
 # Warnings that state why the job cannot run (round 35): torch's "UserWarning: CUDA initialization: <the driver's
-# error>" sets the visible GPUs to zero, and every later "No CUDA GPUs are available" is its consequence
-_CAUSE_WARNING = re.compile(r"\bUserWarning: CUDA initialization: ")
+# error>" sets the visible GPUs to zero, and every later "No CUDA GPUs are available" is its consequence; round 39:
+# vLLM's "Tensor parallel size (8) exceeds available GPUs (4)" before the placement group Ray cannot give
+_CAUSE_WARNING = re.compile(r"\bUserWarning: CUDA initialization: "
+                            r"|\bTensor parallel size \(\d+\) exceeds available GPUs\b")
 
 
 def timestamp(line: str) -> tuple[int, int, float] | None:

@@ -318,9 +318,12 @@ _BY_NAME.update({("CUDA_ERROR_" + n if n != "CUDA_SUCCESS" else n).lower(): str(
                  if str(v) in ENTRIES})
 _TEXTS = sorted([(t.lower(), str(c)) for c, _, t in (*_ROWS, *_DRIVER_ONLY) if c] +
                 [(t.lower(), str(c)) for c, older in _OLDER.items() for t in older], key=lambda item: -len(item[0]))
-# texts no other library prints: recognised without a CUDA marker before them
-_BARE = [(t, c) for t, c in _TEXTS if c in {"34", "35", "46", "98", "100", "209", "214", "217", "220", "222", "226",
-                                            "700", "710", "715", "716", "719", "802", "803", "804"}]
+# texts no other library prints: recognised without a CUDA marker before them, and without their leading "the" or
+# closing full stop (round 39: UCX's FAQ quotes cudaErrorUnsupportedPtxVersion as "provided PTX was compiled with an
+# unsupported toolchain")
+_BARE_CODES = {"34", "35", "46", "98", "100", "209", "214", "217", "220", "222", "226", "700", "710", "715", "716",
+               "719", "802", "803", "804"}
+_BARE = [(t.removeprefix("the ").rstrip("."), c) for t, c in _TEXTS if c in _BARE_CODES]
 _NAME = re.compile(r"\b(cuda(?:Error[A-Za-z]+|Success)|CUDA_(?:ERROR_[A-Z0-9_]+|SUCCESS))\b")
 # "CUDA: " is MXNet's CUDA_CALL (``CUDA: invalid device ordinal``), "[CUDA]: " Triton's driver check (round 29:
 # ``Triton Error [CUDA]: device kernel image is invalid``, cuGetErrorString's text); round 23: the CUDA samples' /
