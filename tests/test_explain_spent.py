@@ -1,4 +1,4 @@
-"""Issue 38's spent frozen sets (the third to the nineteenth), each read and folded after its round was measured:
+"""Issue 38's spent frozen sets (the third to the twentieth), each read and folded after its round was measured:
 what is left of each guards against false alarms.
 
 Each set held real failure logs scored blind once (docs/explain.md: "Third frozen set" ... "Round 11"); after the
@@ -327,6 +327,26 @@ SETS: dict[str, Spent] = {
         "https://github.com/vllm-project/vllm-ascend/pull/9445": "oom",
         "https://github.com/vllm-project/vllm/issues/3688": "driver",
         "https://github.com/vllm-project/vllm/pull/33116": "driver",
+    }),
+    # Folded, of the 74: moved into corpus.json in round 40 (39), explained right there
+    # Left logs whose text reads as another class than the one their source found: NPU and GPU memory errors read as
+    # memory (another app held the device; a rank on the wrong GPU; a CANN release's own fault), TCPStore's address
+    # in use (DeepSpeed started plain python per rank: --force_multi), a volume mount split into stray arguments read
+    # as shm, a transport retry error as the fabric (cross-rail NICs), vLLM's placement-group sizing as the device
+    # mapping, an undefined symbol as a version (a build that left sources out), HCCL's EJ0003 bind as the port (a
+    # stale vllm serve held it), and a CUDA-graph deadlock's watchdog timeout as the fabric.
+    "frozen20": Spent(total=74, folded=39, bugs=9, misses=26, github_only=False, known_wrong={
+        "https://blog.gitcode.com/74eaeea61198e7c443c364daa9b0f904.html": "oom",
+        "https://github.com/EleutherAI/gpt-neox/issues/849": "port-in-use",
+        "https://github.com/NVIDIA-NeMo/Megatron-Bridge/commit/b4f835709f72d28b674da7ceef67f18a47ffb662": "shm",
+        "https://github.com/NVIDIA-NeMo/RL/commit/6a8450e861ab44dbd646f906b75853497a453526": "fabric",
+        "https://github.com/OpenRLHF/OpenRLHF/commit/a4ca1ab6ad42ee770c2ce8e8f7dbd4cc6a82fdca": "device-mapping",
+        "https://github.com/ai-dynamo/nixl/commit/ad661a7212170db72e7c2505b4f9faaada1dc533": "oom",
+        "https://github.com/deepspeedai/DeepSpeed/commit/f88d0f8d4d10d7da913cfb601a0d83323a4fc25e": "version-mismatch",
+        "https://github.com/vllm-project/vllm-ascend/blob/182b75ea84ff13ece27b57391331ef8935410aea/.agents/skills/"
+        "vllm-ascend-model-adapter/references/troubleshooting.md#case-hccl-bind-ej0003-stale-serve": "hccl-port",
+        "https://github.com/vllm-project/vllm-ascend/pull/1653": "oom",
+        "https://github.com/vllm-project/vllm/issues/2770": "fabric",
     }),
 }
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from preflight.explain.families_ascend import ASCEND_FAMILIES
 from preflight.explain.families_builds import BUILD_FAMILIES
 from preflight.explain.families_launch import LAUNCH_FAMILIES
+from preflight.explain.families_setup import SETUP_FAMILIES
 from preflight.explain.families_tools import SPECIFIC_FAMILIES, TOOL_FAMILIES
 from preflight.explain.tolerant import anchors_of
 from preflight.explain.wordtrie import trie_pattern
@@ -79,6 +80,7 @@ FAMILIES: tuple[Family, ...] = tuple(Family(name, re.compile(p, re.IGNORECASE), 
     *SPECIFIC_FAMILIES,  # round 33: tools' own wordings of one cause, before the generic keyword families
     *LAUNCH_FAMILIES,  # round 38: launch scripts, compilers, ps-lite, HCA resources, etcd, Ray client, tiling, pinning
     *BUILD_FAMILIES,  # round 39: CANN / Triton / toolkit builds, verbs providers, GPU memory sharing, vLLM placement
+    *SETUP_FAMILIES,  # round 40: scheduler refusals, package pins and ABIs, linkers, chips, shells, own addresses
     # round 14: the dynamic loader's "cannot allocate memory in static TLS block" is a library load order, not memory;
     # a serving engine's KV cache without a free block (TensorRT-LLM's "No free blocks left") is
     ("out of memory", r"out of memory|\bOOM\b|Cannot allocate memory(?! in static TLS block)|"

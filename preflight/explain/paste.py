@@ -31,6 +31,10 @@ from collections.abc import Iterator, Sequence
 from urllib.parse import unquote
 
 WRAP_MIN = 60  # a line this long may have been wrapped: terminals are 80 columns or more, forums wider
+# round 40: an editor's or git's wrap at 72 columns leaves a shorter line when the next word did not fit (a commit
+# message's "...require setting the environment variable" before "CUDA_DEVICE_MAX_CONNECTIONS to 1")
+WRAP_WIDTH = 72
+WRAP_SHORT_MIN = 40
 RECORD_MAX = 4096  # unwrap joins no more onto a line this long: one record, not a whole log of long lines
 _ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 _JSON_ESCAPE = re.compile(r"\\(?:[nt\"\\/]|u[0-9a-fA-F]{4})")
@@ -91,15 +95,30 @@ def joins(lines: Sequence[str]) -> Iterator[tuple[int, str, tuple[int, ...]]]:
     the second (crossing only the first, the two-line view had it)."""
     for index in range(len(lines) - 1):
         first, second = lines[index], lines[index + 1]
-        if len(first) < WRAP_MIN or not second.strip():
+        if not wrapped(first, second) or not second.strip():
             continue
-        third = lines[index + 2] if index + 2 < len(lines) and len(second) >= WRAP_MIN else ""
+        third = lines[index + 2] if index + 2 < len(lines) and wrapped(second, lines[index + 2]) else ""
         for sep in ("", " "):
             joined, cut = _join(first, second, sep)
             yield index + 1, joined, (cut,)
             if third.strip():
                 more, cut = _join(joined, third, sep)
                 yield index + 1, more, (cut,)
+
+
+def wrapped(line: str, following: str) -> bool:
+    """Whether ``line`` may have been wrapped before ``following``: it is long (``WRAP_MIN``), or it is at least
+    ``WRAP_SHORT_MIN`` long and the next line's first word would not have fitted in ``WRAP_WIDTH`` columns.
+
+    >>> wrapped("AssertionError: Using tensor model parallelism or context", "parallelism require")
+    False
+    >>> wrapped("parallelism require setting the environment variable", "CUDA_DEVICE_MAX_CONNECTIONS to 1")
+    True
+    """
+    if len(line) >= WRAP_MIN:
+        return True
+    words = following.split()
+    return len(line) >= WRAP_SHORT_MIN and bool(words) and len(line.rstrip()) + 1 + len(words[0]) > WRAP_WIDTH
 
 
 def _join(head: str, tail: str, sep: str) -> tuple[str, int]:
@@ -122,9 +141,9 @@ _RECORD_START = re.compile(r"^\s*(?:\[|\d{4}[-/]\d\d|Traceback\b|[A-Z]\w*(?:Erro
 
 
 def unwrap(lines: Sequence[str], sep: str, records: bool = False) -> list[str]:
-    """``lines`` with each long line (``WRAP_MIN`` or more) joined by ``sep`` with the non-empty lines after it, as
-    long as the line before was long too (with ``records``, not a line that starts a record of its own); the lines
-    taken in are left empty, so every line keeps its number.
+    """``lines`` with each long line (``WRAP_MIN`` or more, or ``wrapped`` before the next) joined by ``sep`` with
+    the non-empty lines after it, as long as the line before was long too (with ``records``, not a line that starts
+    a record of its own); the lines taken in are left empty, so every line keeps its number.
 
     >>> unwrap(["x" * 60 + " NCCL INFO Init", "COMPLETE", "x" * 60, "RuntimeError: boom"], " ", records=True)[:2]
     ['xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx NCCL INFO Init COMPLETE', '']
@@ -135,7 +154,7 @@ def unwrap(lines: Sequence[str], sep: str, records: bool = False) -> list[str]:
     index = 0
     while index < len(out):
         start, joined = index, out[index]
-        while len(lines[index]) >= WRAP_MIN and index + 1 < len(out) and out[index + 1].strip() and not (
+        while index + 1 < len(out) and wrapped(lines[index], out[index + 1]) and out[index + 1].strip() and not (
                 records and _RECORD_START.match(out[index + 1])) and len(joined) < RECORD_MAX:
             index += 1
             joined = _join(joined, out[index], sep)[0]
