@@ -14,7 +14,8 @@ _BLOB = re.compile(r"github\.com/([\w.-]+)/([\w.-]+)/(?:blob|tree|raw)/[^/\s]+/(
 _GITCODE = re.compile(r"(?:gitee\.com|gitcode\.com)/([\w.-]+)/([\w.-]+)/(?:blob|tree|raw)/[^/\s]+/([^\s#?\"'<>)\]`]+)",
                       re.IGNORECASE)
 _RENAMED = {"microsoft/deepspeed": "deepspeedai/deepspeed", "hiyouga/llama-factory": "hiyouga/llamafactory",
-            "volcengine/verl": "verl-project/verl", "pytorch/torchtune": "meta-pytorch/torchtune"}
+            "volcengine/verl": "verl-project/verl", "pytorch/torchtune": "meta-pytorch/torchtune",
+            "inclusionai/areal": "areal-project/areal"}
 # The documents the catalog's Ascend signatures were written from: not drawn from even at another address.
 SIGNATURE_DOCUMENTS = ("hcclug", "fault_diagnosis", "cann_error_cases")
 
