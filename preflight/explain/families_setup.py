@@ -31,6 +31,10 @@ _SLURM_REFUSALS = (r"Requested time limit is invalid|Invalid (?:partition name|a
                    r"processors requested than permitted|Memory required by task is not available|Job violates "
                    r"accounting/QOS policy|Access/permission denied|Requested reservation is invalid")
 
+# a node's own address missing from the cluster's list of node addresses ("'172.17.0.1' is not in list", "IP address
+# 127.0.1.1 not found in cluster IPs")
+_NOT_IN_THE_LIST = r"'? (?:is )?not (?:found )?in\b"
+
 SETUP_FAMILIES: tuple[FamilyRow, ...] = (
     ("scheduler refused the request", r"\b(?:Batch job submission failed|Unable to allocate resources|allocation "
      r"failure|Job submit/allocate failed): (?:" + _SLURM_REFUSALS + ")", "launch-args", True,
@@ -70,13 +74,13 @@ SETUP_FAMILIES: tuple[FamilyRow, ...] = (
      "e.g. DeepSpeed's .deepspeed_env), and rerun.", {}),
     # a node's own address checked against the cluster's list ("IP address 127.0.1.1 not found in cluster IPs",
     # "ValueError: '127.0.1.1' is not in list"): Debian's /etc/hosts maps the host name to 127.0.1.1
-    ("own address is the host name's loopback", r"\b127\.0\.1\.1'? (?:is )?not (?:found )?in\b", "hostname-loopback",
+    ("own address is the host name's loopback", r"\b127\.0\.1\.1" + _NOT_IN_THE_LIST, "hostname-loopback",
      True, "a node took 127.0.1.1 (its host name's loopback entry in /etc/hosts) as its own address, which no "
      "other node knows it by", "Map the host name to the node's real address in /etc/hosts (or set the "
      "framework's host IP variable explicitly) on every node.", {}),
     # the same check finding Docker's bridge gateway ("ValueError: '172.17.0.1' is not in list"): `hostname -I`
     # lists docker0 first on a node with Docker installed
-    ("own address is Docker's bridge", r"\b172\.17\.0\.1'? (?:is )?not (?:found )?in\b", "wrong-interface", True,
+    ("own address is Docker's bridge", r"\b172\.17\.0\.1" + _NOT_IN_THE_LIST, "wrong-interface", True,
      "a node took Docker's bridge address (docker0, 172.17.0.1) as its own, so the cluster's list of node addresses "
      "does not contain it", "Pick the node's address on the cluster network explicitly (the framework's host IP "
      "setting, NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME), or leave docker0 out.", {}),

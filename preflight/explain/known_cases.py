@@ -148,20 +148,23 @@ class Index:
         norm = math.sqrt(sum(x * x for x in raw.values())) or 1.0
         return {w: x / norm for w, x in raw.items()}
 
-    def nearest(self, found: set[str], min_similarity: float = MIN_SIMILARITY,
-                min_words: int = MIN_WORDS) -> Resemblance | None:
+    def nearest(self, found: set[str] | frozenset[str], min_similarity: float = MIN_SIMILARITY,
+                min_words: int = MIN_WORDS, min_share: float = MIN_SHARE,
+                leave_out: str | None = None) -> Resemblance | None:
+        """The resemblance of ``found`` (a log's words) to the cases, None when the layer says nothing;
+        ``leave_out``: a source whose cases are not asked (the bench asks a case about the others)."""
         query = self.vector(found)
         if not query or len(query) < min_words:
             return None
-        scored = sorted(((sum(x * vec.get(w, 0.0) for w, x in query.items()), i) for i, vec in enumerate(self.vectors)),
-                        key=lambda pair: (-pair[0], pair[1]))[:NEIGHBOURS]
+        scored = sorted(((sum(x * vec.get(w, 0.0) for w, x in query.items()), i) for i, vec in enumerate(self.vectors)
+                         if self.cases[i].source != leave_out), key=lambda pair: (-pair[0], pair[1]))[:NEIGHBOURS]
         if not scored or scored[0][0] < min_similarity:
             return None
         votes: dict[str, float] = {}
         for alike, at in scored:
             votes[self.cases[at].category] = votes.get(self.cases[at].category, 0.0) + alike
         category = max(votes, key=lambda c: (votes[c], -min(at for _, at in scored if self.cases[at].category == c)))
-        if votes[category] < MIN_SHARE * sum(votes.values()):
+        if votes[category] < min_share * sum(votes.values()):
             return None
         similarity, nearest = next((alike, at) for alike, at in scored if self.cases[at].category == category)
         case = self.cases[nearest]
